@@ -1,0 +1,66 @@
+# tokbench build. llama.cpp comes from github.com/ollama/ollama's vendored
+# cgo packages (see third_party/README.md); our cgo needs their headers.
+
+GO      ?= go
+BIN     ?= bin/tokbench
+# PORTABLE=1 builds a CPU backend for any machine of this architecture
+# (no -march=native); the default tunes it to this machine's CPU.
+PORTABLE ?= 0
+CACHE   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tokbench
+
+OLLAMA_DIR := $(shell $(GO) mod download -json github.com/ollama/ollama 2>/dev/null | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p')
+ifeq ($(OLLAMA_DIR),)
+$(error cannot find github.com/ollama/ollama: run 'go mod download' with network access to the Go module proxy)
+endif
+
+ifeq ($(PORTABLE),1)
+ARCH_FLAGS :=
+else ifeq ($(shell uname -m),arm64)
+ARCH_FLAGS := -mcpu=native
+else
+ARCH_FLAGS := -march=native
+endif
+
+export CGO_ENABLED  := 1
+export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include
+export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
+export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
+
+.PHONY: all build demo test vet fuzz bench clean env
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/tokbench
+
+# The main job on an embedded default: a synthetic SmolLM-135M-shaped
+# model (Q8_0) made once in the cache, then a short benchmark.
+demo: build
+	$(BIN) run --synth smollm-135m --synth-type q8_0 -p 128 -n 32 -r 3
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+
+# -p 1: test packages run llama.cpp, whose threads spin-wait; two packages
+# at once on a small machine slow each other down many times over.
+test: vet
+	$(GO) test -p 1 -count=1 -timeout 30m ./...
+
+# Fuzz the GGUF validator (FUZZTIME=1m by default).
+FUZZTIME ?= 1m
+fuzz:
+	$(GO) test ./gguf -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+
+# tokbench run against a plain C loop over the same llama.cpp (bench/cref).
+bench: build
+	$(GO) build -o bin/cref ./bench/cref
+	scripts/bench.sh
+
+env:
+	@echo OLLAMA_DIR=$(OLLAMA_DIR)
+	@echo CGO_CPPFLAGS=$(CGO_CPPFLAGS)
+	@echo CGO_CFLAGS=$(CGO_CFLAGS)
+
+clean:
+	rm -rf bin

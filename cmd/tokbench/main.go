@@ -1,0 +1,88 @@
+// Command tokbench measures how fast llama.cpp models produce tokens on
+// this machine, and why they are not faster.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/sweep"
+)
+
+var version = "0.1.0"
+
+// Exit codes: 0 ok, 1 failure, 2 bad input (flags, values), 130 interrupted.
+const (
+	exitFail        = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+func run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// After the first Ctrl-C the run stops itself; a second one kills.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	app := &cli.App{
+		Name:    "tokbench",
+		Usage:   "benchmark LLM token throughput on llama.cpp (CPU, CUDA, Metal)",
+		Version: version,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "backend-dir", Usage: "folder with GPU backend libraries (libggml-cuda.so ...); default $TOKBENCH_BACKEND_DIR, the binary's folder, ../lib/tokbench"},
+			&cli.BoolFlag{Name: "verbose", Usage: "show llama.cpp's log"},
+		},
+		Before: func(c *cli.Context) error {
+			lvl := engine.LogError
+			if c.Bool("verbose") {
+				lvl = engine.LogInfo
+			}
+			engine.Init(engine.Options{BackendDirs: c.StringSlice("backend-dir"), Log: lvl})
+			return nil
+		},
+		Commands: []*cli.Command{
+			runCommand(),
+			synthCommand(),
+			quantizeCommand(),
+			devicesCommand(),
+			infoCommand(),
+		},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageErr(err)
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+	for _, cmd := range app.Commands {
+		cmd.OnUsageError = app.OnUsageError
+	}
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "tokbench:", err)
+	var ie *sweep.InputError
+	switch {
+	case errors.Is(err, engine.ErrCanceled) || ctx.Err() != nil:
+		return exitInterrupted
+	case errors.As(err, &ie):
+		return exitUsage
+	}
+	return exitFail
+}
+
+func usageErr(err error) error { return &sweep.InputError{Err: err} }
+
+func usagef(format string, a ...any) error { return usageErr(fmt.Errorf(format, a...)) }

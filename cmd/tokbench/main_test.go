@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	binPath string
+	workDir string
+)
+
+// TestMain builds the real binary once; the tests run it as a user would.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tokbench-cli-")
+	if err != nil {
+		panic(err)
+	}
+	workDir = dir
+	binPath = filepath.Join(dir, "tokbench")
+	build := exec.Command("go", "build", "-o", binPath, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		os.RemoveAll(dir)
+		panic("build tokbench: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func tokbench(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, args...)
+	cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("tokbench %v: %v", args, err)
+	}
+	if strings.Contains(errb.String(), "panic:") || strings.Contains(errb.String(), "SIGSEGV") {
+		t.Fatalf("tokbench %v crashed:\n%s", args, errb.String())
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// tinyModel synthesizes the tiny preset once per test binary.
+func tinyModel(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(workDir, "tiny-f16.gguf")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	r := tokbench(t, "synth", "--preset", "tiny", "--type", "f16", "--seed", "3", "-o", p)
+	if r.code != 0 {
+		t.Fatalf("synth: %d %s", r.code, r.stderr)
+	}
+	return p
+}
+
+func TestRunJSON(t *testing.T) {
+	model := tinyModel(t)
+	r := tokbench(t, "run", "-m", model, "-p", "64", "-n", "16", "-r", "3", "-d", "32", "--parallel", "2", "--sampling", "greedy", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var recs []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
+		t.Fatalf("output is not a JSON array: %v\n%s", err, r.stdout)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want pp, tg and sampled tg", len(recs))
+	}
+	for _, k := range []string{"build_commit", "model_filename", "model_type", "model_size", "model_n_params", "n_batch", "n_ubatch",
+		"n_threads", "type_k", "type_v", "n_gpu_layers", "flash_attn", "n_prompt", "n_gen", "n_depth", "avg_ns", "stddev_ns",
+		"avg_ts", "stddev_ts", "samples_ns", "samples_ts", "cv", "ci95_ts", "cpu_features", "backends", "devices", "ollama_version"} {
+		for i, rec := range recs {
+			if _, ok := rec[k]; !ok {
+				t.Errorf("record %d has no %q", i, k)
+			}
+		}
+	}
+	pp, tg, sampled := recs[0], recs[1], recs[2]
+	if pp["n_gen"].(float64) != 0 || pp["n_prompt"].(float64) != 64 || tg["n_prompt"].(float64) != 0 || tg["n_gen"].(float64) != 16 {
+		t.Errorf("pp/tg split wrong: pp %v/%v tg %v/%v", pp["n_prompt"], pp["n_gen"], tg["n_prompt"], tg["n_gen"])
+	}
+	for i, rec := range recs {
+		if n := len(rec["samples_ts"].([]any)); n != 3 {
+			t.Errorf("record %d: %d samples, want 3", i, n)
+		}
+		if rec["avg_ts"].(float64) <= 0 || rec["n_depth"].(float64) != 32 || rec["n_parallel"].(float64) != 2 {
+			t.Errorf("record %d: avg_ts %v depth %v parallel %v", i, rec["avg_ts"], rec["n_depth"], rec["n_parallel"])
+		}
+		// aggregate = 2 sequences x per-sequence rate
+		if a, s := rec["avg_ts"].(float64), rec["avg_ts_per_seq"].(float64); a < 1.999*s || a > 2.001*s {
+			t.Errorf("record %d: aggregate %v is not 2 x per-sequence %v", i, a, s)
+		}
+	}
+	if _, ok := pp["ttft_ms"].(map[string]any)["p50"]; !ok {
+		t.Error("pp record has no ttft_ms.p50")
+	}
+	for _, k := range []string{"p50", "p90", "p99", "max"} {
+		if v, ok := tg["itl_ms"].(map[string]any)[k].(float64); !ok || v <= 0 {
+			t.Errorf("tg itl_ms.%s = %v", k, v)
+		}
+	}
+	if tg["sampling"] != "none" || !strings.HasPrefix(sampled["sampling"].(string), "greedy") {
+		t.Errorf("sampling fields %v / %v", tg["sampling"], sampled["sampling"])
+	}
+	if _, ok := sampled["sampling_cost_pct"].(float64); !ok {
+		t.Error("sampled record has no sampling_cost_pct")
+	}
+}
+
+func TestRunFormats(t *testing.T) {
+	model := tinyModel(t)
+	for format, want := range map[string]string{"table": "t/s", "md": "| ---", "csv": "avg_ts,", "jsonl": `"avg_ts":`} {
+		r := tokbench(t, "run", "-m", model, "-p", "32", "-n", "8", "-r", "2", "-o", format)
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("-o %s: exit %d, output lacks %q:\n%s%s", format, r.code, want, r.stdout, r.stderr)
+		}
+		if format == "jsonl" && strings.Count(strings.TrimSpace(r.stdout), "\n") != 1 {
+			t.Errorf("jsonl: want 2 lines, got:\n%s", r.stdout)
+		}
+	}
+}
+
+func TestRunSynthCached(t *testing.T) {
+	r := tokbench(t, "run", "--synth", "tiny", "--synth-type", "q4_0", "-p", "16", "-n", "4", "-r", "1")
+	if r.code != 0 || !strings.Contains(r.stderr, "synthesizing") {
+		t.Fatalf("first run: exit %d, stderr %s", r.code, r.stderr)
+	}
+	r = tokbench(t, "run", "--synth", "tiny", "--synth-type", "q4_0", "-p", "16", "-n", "4", "-r", "1")
+	if r.code != 0 || strings.Contains(r.stderr, "synthesizing") {
+		t.Fatalf("second run should reuse the cached model: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
+func TestQuantizeCommand(t *testing.T) {
+	model := tinyModel(t)
+	out := filepath.Join(t.TempDir(), "q.gguf")
+	r := tokbench(t, "quantize", "-m", model, "--type", "q4_k_m", "-o", out, "-t", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	si, _ := os.Stat(model)
+	so, err := os.Stat(out)
+	if err != nil || so.Size() >= si.Size()/2 {
+		t.Fatalf("q4_k_m output %v (%v) not much smaller than f16 %d", so, err, si.Size())
+	}
+	r = tokbench(t, "info", "-m", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "q4_K") {
+		t.Errorf("info on the quantized model: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestDevicesJSON(t *testing.T) {
+	r := tokbench(t, "devices", "-o", "json")
+	var d struct {
+		Devices []struct{ Type string }
+		CPU     string `json:"cpu_features"`
+		Host    struct{ Threads int }
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &d) != nil {
+		t.Fatalf("exit %d, output %s", r.code, r.stdout)
+	}
+	if len(d.Devices) == 0 || d.Devices[0].Type != "cpu" || d.CPU == "" || d.Host.Threads < 1 {
+		t.Errorf("devices %+v", d)
+	}
+}
+
+func corrupt(t *testing.T, src string, mutate func([]byte) []byte) string {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "bad.gguf")
+	if err := os.WriteFile(p, mutate(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBadInput(t *testing.T) {
+	model := tinyModel(t)
+	notGGUF := corrupt(t, model, func([]byte) []byte { return []byte("#!/bin/sh\necho not a model\n") })
+	truncated := corrupt(t, model, func(b []byte) []byte { return b[:len(b)*2/3] })
+	// Overwrite the header's tensor count with a huge number.
+	badCount := corrupt(t, model, func(b []byte) []byte {
+		for i := 8; i < 16; i++ {
+			b[i] = 0xff
+		}
+		return b
+	})
+	bigCtx := filepath.Join(workDir, "bigctx.gguf")
+	if r := tokbench(t, "synth", "--n-vocab", "300", "--n-embd", "256", "--n-layer", "2", "--n-ff", "256", "--n-head", "4",
+		"--n-ctx-train", "2000000", "--type", "q8_0", "-o", bigCtx); r.code != 0 {
+		t.Fatalf("synth: %s", r.stderr)
+	}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"missing file", []string{"run", "-m", filepath.Join(workDir, "nope.gguf")}, 1, "does not exist"},
+		{"not gguf", []string{"run", "-m", notGGUF}, 1, "not a GGUF file"},
+		{"truncated", []string{"run", "-m", truncated}, 1, "truncated"},
+		{"corrupt header", []string{"run", "-m", badCount}, 1, "corrupt"},
+		{"no model", []string{"run"}, 2, "no model"},
+		{"nothing to measure", []string{"run", "-m", model, "-p", "0", "-n", "0"}, 2, "nothing to measure"},
+		{"negative tokens", []string{"run", "-m", model, "-n", "-5"}, 2, "negative"},
+		{"zero reps", []string{"run", "-m", model, "-r", "0"}, 2, "repetitions"},
+		{"zero threads", []string{"run", "-m", model, "-t", "0"}, 2, "threads"},
+		{"beyond trained ctx", []string{"run", "-m", model, "-p", "8192"}, 2, "trained for 4096"},
+		{"beyond memory", []string{"run", "-m", bigCtx, "-d", "1000000", "--parallel", "64", "-ctk", "f32", "-ctv", "f32"}, 2, "memory is available"},
+		{"bad kv type", []string{"run", "-m", model, "-ctk", "q9"}, 2, "KV cache type"},
+		{"quant V without fa", []string{"run", "-m", model, "-ctv", "q8_0", "-fa", "off", "-p", "8", "-n", "2", "-r", "1"}, 2, "flash attention"},
+		{"bad fa", []string{"run", "-m", model, "-fa", "maybe"}, 2, "flash attention"},
+		{"bad format", []string{"run", "-m", model, "-o", "xml"}, 2, "output format"},
+		{"bad sampling", []string{"run", "-m", model, "--sampling", "nucleus"}, 2, "--sampling"},
+		{"unknown flag", []string{"run", "--bogus"}, 2, "bogus"},
+		{"m and synth", []string{"run", "-m", model, "--synth", "tiny"}, 2, "not both"},
+		{"unknown quant type", []string{"quantize", "-m", model, "--type", "q4_z", "-o", filepath.Join(workDir, "x.gguf")}, 2, "unknown quantization type"},
+		{"quantize bad source", []string{"quantize", "-m", truncated, "--type", "q4_0", "-o", filepath.Join(workDir, "x.gguf")}, 1, "truncated"},
+		{"unknown preset", []string{"synth", "--preset", "gpt-5", "-o", filepath.Join(workDir, "x.gguf")}, 2, "unknown preset"},
+		{"bad shape", []string{"synth", "--n-embd", "100", "--n-head", "3", "--n-layer", "1", "--n-ff", "64", "-o", filepath.Join(workDir, "x.gguf")}, 2, "multiple"},
+		{"synth no output", []string{"synth", "--preset", "tiny"}, 2, "-o"},
+	}
+	for _, c := range cases {
+		r := tokbench(t, c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d (want %d), stderr %q (want it to mention %q)", c.name, r.code, c.code, r.stderr, c.want)
+		}
+	}
+}
+
+func TestInterruptKeepsFinishedTests(t *testing.T) {
+	model := tinyModel(t)
+	cmd := exec.Command(binPath, "run", "-m", model, "-p", "32", "-n", "4000", "-r", "100", "-o", "jsonl")
+	var out, errb bytes.Buffer
+	cmd.Stdout = &out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the pp test is reported done, in the middle of tg.
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		errb.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "pp32:") {
+			break
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	go io.Copy(&errb, stderr)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("tokbench did not stop within 20s of SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit %d after SIGINT, want 130; stderr %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("stderr %q does not say it was interrupted", errb.String())
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &rec); err != nil || rec["n_prompt"].(float64) != 32 {
+		t.Errorf("the finished pp test was not printed: %v %q", err, out.String())
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	model := tinyModel(t)
+	start := time.Now()
+	r := tokbench(t, "run", "-m", model, "-p", "32", "-n", "4000", "-r", "100", "--timeout", "1s")
+	if r.code != 1 || !strings.Contains(r.stderr, "time limit") {
+		t.Errorf("exit %d, stderr %q; want 1 and a time limit message", r.code, r.stderr)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Errorf("a 1s timeout took %s", time.Since(start))
+	}
+}

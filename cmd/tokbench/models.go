@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tokbench/tokbench/engine"
+)
+
+func synthCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "synth",
+		Usage:     "write a synthetic llama-architecture model (random weights, real shape)",
+		UsageText: "tokbench synth --preset llama-8b [--type f16] [--seed N] -o FILE\n   tokbench synth --n-embd 1024 --n-layer 8 --n-ff 4096 --n-head 16 --n-head-kv 4 --n-vocab 32000 -o FILE",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "preset", Usage: "shape: " + strings.Join(engine.PresetNames(), ", ")},
+			&cli.StringFlag{Name: "type", Value: "f16", Usage: "file type: f32, f16, bf16 or a quantization (" + strings.Join(engine.FileTypes(), ", ") + ")"},
+			&cli.Uint64Flag{Name: "seed", Value: 42, Usage: "random seed; the same seed gives the same file"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file"},
+			&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Usage: "threads (default: all)"},
+			&cli.IntFlag{Name: "n-vocab", Usage: "vocabulary size (overrides the preset)"},
+			&cli.IntFlag{Name: "n-embd", Usage: "embedding width"},
+			&cli.IntFlag{Name: "n-layer", Usage: "blocks"},
+			&cli.IntFlag{Name: "n-ff", Usage: "feed-forward width"},
+			&cli.IntFlag{Name: "n-head", Usage: "attention heads"},
+			&cli.IntFlag{Name: "n-head-kv", Usage: "KV heads (GQA)"},
+			&cli.IntFlag{Name: "n-ctx-train", Usage: "trained context length"},
+			&cli.BoolFlag{Name: "tied", Usage: "tie the output projection to the token embedding"},
+		},
+		Action: doSynth,
+	}
+}
+
+func doSynth(c *cli.Context) error {
+	out := c.String("output")
+	if out == "" {
+		return usagef("no output file: give -o FILE.gguf")
+	}
+	s := engine.Shape{Name: "custom", NCtxTrain: 4096, RopeBase: 10000}
+	if c.IsSet("preset") {
+		var err error
+		if s, err = engine.Preset(c.String("preset")); err != nil {
+			return usageErr(err)
+		}
+	} else if !c.IsSet("n-embd") {
+		return usagef("give --preset NAME (%s) or the dimensions (--n-embd, --n-layer, ...)", strings.Join(engine.PresetNames(), ", "))
+	}
+	for name, dst := range map[string]*int{"n-vocab": &s.NVocab, "n-embd": &s.NEmbd, "n-layer": &s.NLayer, "n-ff": &s.NFF,
+		"n-head": &s.NHead, "n-head-kv": &s.NHeadKV, "n-ctx-train": &s.NCtxTrain} {
+		if c.IsSet(name) {
+			*dst = c.Int(name)
+		}
+	}
+	if c.IsSet("tied") {
+		s.Tied = c.Bool("tied")
+	}
+	if s.NHeadKV == 0 {
+		s.NHeadKV = s.NHead
+	}
+	if s.NVocab == 0 {
+		s.NVocab = 32000
+	}
+	if err := s.Check(); err != nil {
+		return usageErr(err)
+	}
+	if _, _, err := engine.ParseFileType(c.String("type")); err != nil {
+		return usageErr(err)
+	}
+	start := time.Now()
+	last := time.Now()
+	err := engine.Synthesize(s, out, engine.SynthOptions{
+		Type: c.String("type"), Seed: c.Uint64("seed"), Threads: c.Int("threads"),
+		Progress: func(done, total int64) {
+			if time.Since(last) > time.Second {
+				fmt.Fprintf(os.Stderr, "\r%5.1f%% of %.2f GiB", 100*float64(done)/float64(total), float64(total)/(1<<30))
+				last = time.Now()
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	st, _ := os.Stat(out)
+	fmt.Fprintf(os.Stderr, "\rwrote %s: %s %s, %d params, %.1f MiB in %.1fs\n", out, s.Name, c.String("type"), s.Params(), float64(st.Size())/(1<<20), time.Since(start).Seconds())
+	return nil
+}
+
+func quantizeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "quantize",
+		Usage:     "quantize a model with llama.cpp's quantizer",
+		UsageText: "tokbench quantize -m IN.gguf --type q4_k_m -o OUT.gguf [-t N]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "source model (F32, F16 or BF16)"},
+			&cli.StringFlag{Name: "type", Usage: "target: " + strings.Join(engine.FileTypes(), ", ")},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file"},
+			&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Usage: "threads (default: all)"},
+			&cli.BoolFlag{Name: "allow-requantize", Usage: "allow an already quantized source"},
+			&cli.BoolFlag{Name: "pure", Usage: "one type for every tensor (no k-quant mixture)"},
+		},
+		Action: func(c *cli.Context) error {
+			in, out, typ := c.String("model"), c.String("output"), c.String("type")
+			if in == "" || out == "" || typ == "" {
+				return usagef("quantize needs -m IN.gguf, --type TYPE and -o OUT.gguf")
+			}
+			if _, _, err := engine.ParseFileType(typ); err != nil {
+				return usageErr(err)
+			}
+			start := time.Now()
+			if err := engine.Quantize(in, out, typ, engine.QuantizeOptions{Threads: c.Int("threads"), AllowRequantize: c.Bool("allow-requantize"), Pure: c.Bool("pure")}); err != nil {
+				return err
+			}
+			si, _ := os.Stat(in)
+			so, _ := os.Stat(out)
+			fmt.Fprintf(os.Stderr, "wrote %s: %.1f MiB -> %.1f MiB (%.1f%%) in %.1fs\n", out, float64(si.Size())/(1<<20), float64(so.Size())/(1<<20),
+				100*float64(so.Size())/float64(si.Size()), time.Since(start).Seconds())
+			return nil
+		},
+	}
+}
+
+func infoCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "info",
+		Usage:     "validate a GGUF model and print its shape and tensor types (no llama.cpp involved)",
+		UsageText: "tokbench info -m MODEL.gguf",
+		Flags:     []cli.Flag{&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "GGUF model file"}},
+		Action: func(c *cli.Context) error {
+			path := c.String("model")
+			if path == "" {
+				return usagef("give -m MODEL.gguf")
+			}
+			f, h, err := engine.Inspect(path)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%s: GGUF v%d, %d tensors, %d metadata keys, %.1f MiB\n", path, f.Version, len(f.Tensors), len(f.KV), float64(f.Size)/(1<<20))
+			fmt.Printf("arch %s: %d layers, embd %d, ff %d, heads %d/%d (KV), vocab %d, trained context %d, tied output %v\n",
+				h.Arch, h.NLayer, h.NEmbd, h.NFF, h.NHead, h.NHeadKV, h.NVocab, h.NCtxTrain, h.TiedOutput)
+			byType := f.BytesByType()
+			var names []string
+			for n := range byType {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				fmt.Printf("  %-8s %10.2f MiB\n", n, float64(byType[n])/(1<<20))
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/report"
+	"github.com/tokbench/tokbench/sweep"
+)
+
+func runCommand() *cli.Command {
+	d := sweep.Defaults(gpu.ReadHost().Cores)
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "measure one point: prompt processing (pp) and generation (tg), llama-bench's method",
+		UsageText: "tokbench run -m MODEL.gguf [-p 512] [-n 128] [-d 0] [--parallel 1] [-r 5] [-o table|json|jsonl|csv|md]\n   tokbench run --synth llama-1b --synth-type q4_0 ...",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "GGUF model file"},
+			&cli.StringFlag{Name: "synth", Usage: "benchmark a synthetic model of this preset (" + strings.Join(engine.PresetNames(), ", ") + "), made once in the cache"},
+			&cli.StringFlag{Name: "synth-type", Value: "q8_0", Usage: "quantization of the --synth model"},
+			&cli.IntFlag{Name: "n-prompt", Aliases: []string{"p"}, Value: d.NPrompt, Usage: "prompt tokens per sequence (pp test; 0 skips it)"},
+			&cli.IntFlag{Name: "n-gen", Aliases: []string{"n"}, Value: d.NGen, Usage: "generated tokens per sequence (tg test; 0 skips it)"},
+			&cli.IntFlag{Name: "n-depth", Aliases: []string{"d"}, Value: 0, Usage: "tokens already in the KV cache before each test"},
+			&cli.IntFlag{Name: "batch-size", Aliases: []string{"b"}, Value: d.NBatch, Usage: "logical batch (prompt chunk)"},
+			&cli.IntFlag{Name: "ubatch-size", Aliases: []string{"ub"}, Value: d.NUBatch, Usage: "physical batch"},
+			&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Value: d.Threads, Usage: "CPU threads (default: physical cores)"},
+			&cli.IntFlag{Name: "n-gpu-layers", Aliases: []string{"ngl"}, Value: -1, Usage: "layers to offload to the GPU (-1: all)"},
+			&cli.StringFlag{Name: "split-mode", Aliases: []string{"sm"}, Value: "layer", Usage: "multi-GPU split: none, layer, row"},
+			&cli.IntFlag{Name: "main-gpu", Aliases: []string{"mg"}, Usage: "GPU for split-mode none"},
+			&cli.BoolFlag{Name: "no-mmap", Usage: "read the model into memory instead of mapping it"},
+			&cli.StringFlag{Name: "flash-attn", Aliases: []string{"fa"}, Value: "auto", Usage: "flash attention: on, off, auto"},
+			&cli.StringFlag{Name: "cache-type-k", Aliases: []string{"ctk"}, Value: d.TypeK, Usage: "K cache type: f16, bf16, f32, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl"},
+			&cli.StringFlag{Name: "cache-type-v", Aliases: []string{"ctv"}, Value: d.TypeV, Usage: "V cache type (quantized needs -fa on)"},
+			&cli.IntFlag{Name: "parallel", Aliases: []string{"np"}, Value: d.Parallel, Usage: "sequences decoding together in one context"},
+			&cli.IntFlag{Name: "repetitions", Aliases: []string{"r"}, Value: d.Reps, Usage: "timed repetitions of each test"},
+			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up run"},
+			&cli.StringFlag{Name: "sampling", Value: "off", Usage: "also run tg through a sampler chain: off, greedy, typical (top-k 40, top-p 0.95, min-p 0.05, temp 0.8, penalty 1.1)"},
+			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the random tokens (and of --synth weights)"},
+			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "time limit for the whole point"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: " + strings.Join(report.Formats, ", ")},
+		},
+		Action: doRun,
+	}
+}
+
+func pointFromFlags(c *cli.Context, model string) (sweep.Point, error) {
+	p := sweep.Defaults(c.Int("threads"))
+	fa, err := engine.ParseFlashAttn(c.String("flash-attn"))
+	if err != nil {
+		return p, usageErr(err)
+	}
+	sm, err := engine.ParseSplitMode(c.String("split-mode"))
+	if err != nil {
+		return p, usageErr(err)
+	}
+	p.Model = model
+	p.NPrompt, p.NGen, p.NDepth = c.Int("n-prompt"), c.Int("n-gen"), c.Int("n-depth")
+	p.NBatch, p.NUBatch = c.Int("batch-size"), c.Int("ubatch-size")
+	p.NGPULayers, p.MainGPU, p.Split, p.NoMmap = c.Int("n-gpu-layers"), c.Int("main-gpu"), sm, c.Bool("no-mmap")
+	p.FlashAttn = fa
+	p.TypeK, p.TypeV = strings.ToLower(c.String("cache-type-k")), strings.ToLower(c.String("cache-type-v"))
+	p.Parallel, p.Reps, p.NoWarmup = c.Int("parallel"), c.Int("repetitions"), c.Bool("no-warmup")
+	p.Sampling = strings.ToLower(c.String("sampling"))
+	p.Seed, p.Timeout = c.Uint64("seed"), c.Duration("timeout")
+	return p, p.Validate()
+}
+
+func doRun(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("unexpected argument %q: flags come before arguments, and run takes none", c.Args().First())
+	}
+	format := c.String("output")
+	if !contains(report.Formats, format) {
+		return usagef("output format %q: use one of %s", format, strings.Join(report.Formats, ", "))
+	}
+	model := c.String("model")
+	if c.String("synth") != "" {
+		if model != "" {
+			return usagef("give -m or --synth, not both")
+		}
+		var err error
+		if model, err = synthCached(c.String("synth"), c.String("synth-type"), c.Uint64("seed")); err != nil {
+			return err
+		}
+	}
+	p, err := pointFromFlags(c, model)
+	if err != nil {
+		return err
+	}
+	recs, err := sweep.Measure(c.Context, p, sweep.DescribeEnv(version), func(r sweep.Record) {
+		fmt.Fprintf(os.Stderr, "%s: %.2f t/s\n", r.Test, r.AvgTs)
+	})
+	// What was measured is printed even when a later test failed.
+	if len(recs) > 0 {
+		if werr := report.Write(os.Stdout, format, recs); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if errors.Is(err, engine.ErrCanceled) {
+		return fmt.Errorf("interrupted: %d test(s) finished and printed", len(recs))
+	}
+	return err
+}
+
+// synthCached returns the path of a synthetic model in the cache,
+// making it first if absent.
+func synthCached(preset, typ string, seed uint64) (string, error) {
+	s, err := engine.Preset(preset)
+	if err != nil {
+		return "", usageErr(err)
+	}
+	name, _, err := engine.ParseFileType(typ)
+	if err != nil {
+		return "", usageErr(err)
+	}
+	dir, err := cacheDir()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s-s%d.gguf", s.Name, name, seed))
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	fmt.Fprintf(os.Stderr, "synthesizing %s %s (%d params) into %s, once\n", s.Name, name, s.Params(), path)
+	return path, engine.Synthesize(s, path, engine.SynthOptions{Type: name, Seed: seed})
+}
+
+func cacheDir() (string, error) {
+	dir := os.Getenv("TOKBENCH_CACHE")
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("no cache folder: set TOKBENCH_CACHE: %w", err)
+		}
+		dir = filepath.Join(base, "tokbench")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("cache folder: %w", err)
+	}
+	return dir, nil
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,264 @@
+package engine
+
+/*
+#include <stdlib.h>
+#include "tb.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unsafe"
+)
+
+// FlashAttn is llama.cpp's flash attention setting.
+type FlashAttn int
+
+const (
+	FlashAuto FlashAttn = C.LLAMA_FLASH_ATTN_TYPE_AUTO
+	FlashOff  FlashAttn = C.LLAMA_FLASH_ATTN_TYPE_DISABLED
+	FlashOn   FlashAttn = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
+)
+
+func (f FlashAttn) String() string {
+	switch f {
+	case FlashOn:
+		return "on"
+	case FlashOff:
+		return "off"
+	}
+	return "auto"
+}
+
+// ParseFlashAttn reads on/off/auto (or 1/0, as llama-bench writes them).
+func ParseFlashAttn(s string) (FlashAttn, error) {
+	switch strings.ToLower(s) {
+	case "on", "1", "true", "yes":
+		return FlashOn, nil
+	case "off", "0", "false", "no":
+		return FlashOff, nil
+	case "auto", "-1", "":
+		return FlashAuto, nil
+	}
+	return 0, fmt.Errorf("flash attention %q: use on, off or auto", s)
+}
+
+// kvTypes are the KV cache types llama.cpp's attention kernels accept.
+var kvTypes = map[string]C.enum_ggml_type{
+	"f32": C.GGML_TYPE_F32, "f16": C.GGML_TYPE_F16, "bf16": C.GGML_TYPE_BF16,
+	"q8_0": C.GGML_TYPE_Q8_0, "q4_0": C.GGML_TYPE_Q4_0, "q4_1": C.GGML_TYPE_Q4_1,
+	"iq4_nl": C.GGML_TYPE_IQ4_NL, "q5_0": C.GGML_TYPE_Q5_0, "q5_1": C.GGML_TYPE_Q5_1,
+}
+
+// ParseKVType checks a KV cache type name.
+func ParseKVType(s string) (string, error) {
+	n := strings.ToLower(s)
+	if _, ok := kvTypes[n]; !ok {
+		return "", fmt.Errorf("KV cache type %q: use one of f16, bf16, f32, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl", s)
+	}
+	return n, nil
+}
+
+// ContextOptions are llama_context_params a benchmark varies.
+type ContextOptions struct {
+	NCtx      int
+	NBatch    int
+	NUBatch   int
+	NSeqMax   int
+	Threads   int
+	FlashAttn FlashAttn
+	TypeK     string // "" = f16
+	TypeV     string
+	Seed      uint64 // token generator seed
+}
+
+// Context is a llama.cpp context plus tokbench's batch and token generator.
+// It is not safe for concurrent use. Close frees it.
+type Context struct {
+	c     *C.tb_ctx
+	model *Model
+	Opts  ContextOptions
+	toks  *C.int32_t // sampled tokens carried between steps
+}
+
+// NewContext creates a context for the model.
+func (md *Model) NewContext(o ContextOptions) (*Context, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	p := C.llama_context_default_params()
+	p.n_ctx = C.uint32_t(o.NCtx)
+	p.n_batch = C.uint32_t(o.NBatch)
+	p.n_ubatch = C.uint32_t(o.NUBatch)
+	p.n_seq_max = C.uint32_t(o.NSeqMax)
+	p.n_threads = C.int32_t(o.Threads)
+	p.n_threads_batch = C.int32_t(o.Threads)
+	p.flash_attn_type = C.enum_llama_flash_attn_type(o.FlashAttn)
+	p.type_k = kvTypes[orF16(o.TypeK)]
+	p.type_v = kvTypes[orF16(o.TypeV)]
+	p.no_perf = true
+	// One KV buffer shared by all sequences, as a server with continuous
+	// batching uses it: n_ctx cells in all, not per sequence.
+	p.kv_unified = true
+	clearError()
+	c := C.tb_ctx_new(md.m, p, C.uint64_t(o.Seed))
+	if c == nil {
+		return nil, cerr("create context", "lower -p/-n/-d, the batch size or --parallel, or free memory")
+	}
+	ctx := &Context{c: c, model: md, Opts: o}
+	ctx.toks = (*C.int32_t)(C.calloc(C.size_t(o.NSeqMax), 4))
+	return ctx, nil
+}
+
+func orF16(s string) string {
+	if s == "" {
+		return "f16"
+	}
+	return strings.ToLower(s)
+}
+
+func (o ContextOptions) check() error {
+	switch {
+	case o.NCtx <= 0:
+		return fmt.Errorf("context size %d: must be positive", o.NCtx)
+	case o.NBatch <= 0 || o.NUBatch <= 0:
+		return fmt.Errorf("batch %d / ubatch %d: both must be positive", o.NBatch, o.NUBatch)
+	case o.NSeqMax <= 0 || o.NSeqMax > MaxParallelSequences():
+		return fmt.Errorf("parallel sequences %d: must be 1 to %d", o.NSeqMax, MaxParallelSequences())
+	case o.Threads <= 0:
+		return fmt.Errorf("threads %d: must be positive", o.Threads)
+	}
+	for _, t := range []string{o.TypeK, o.TypeV} {
+		if t != "" {
+			if _, err := ParseKVType(t); err != nil {
+				return err
+			}
+		}
+	}
+	if v := orF16(o.TypeV); v != "f16" && v != "f32" && v != "bf16" && o.FlashAttn == FlashOff {
+		return fmt.Errorf("a quantized V cache (%s) needs flash attention: add -fa on, or use -ctv f16", v)
+	}
+	return nil
+}
+
+// Close frees the context.
+func (c *Context) Close() {
+	if c != nil && c.c != nil {
+		C.tb_ctx_free(c.c)
+		C.free(unsafe.Pointer(c.toks))
+		c.c = nil
+	}
+}
+
+// ErrCanceled is returned by a primitive interrupted by Cancel.
+var ErrCanceled = errors.New("canceled")
+
+// ErrDeadline is returned by a primitive interrupted by the deadline.
+var ErrDeadline = errors.New("time limit for the point reached")
+
+func (c *Context) decodeErr(what string, rc C.int) error {
+	switch rc {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("%s: no room in the KV cache (context of %d cells is too small for this batch): raise the context or lower the batch", what, c.Opts.NCtx)
+	case 2:
+		if c.c.cancel != 0 {
+			return ErrCanceled
+		}
+		return ErrDeadline
+	case -1:
+		return cerr(what+": invalid batch", "")
+	}
+	return cerr(fmt.Sprintf("%s: llama_decode returned %d", what, int(rc)), "out of memory on the device? lower the batch or context")
+}
+
+// Prefill decodes nTokens random tokens (BOS first at position 0) into each
+// of the first nSeq sequences from position pos, in chunks of the context's
+// batch size, and synchronizes once at the end.
+func (c *Context) Prefill(nSeq, nTokens, pos int) error {
+	if nTokens <= 0 {
+		return nil
+	}
+	rc := C.tb_prefill(c.c, C.int32_t(nSeq), C.int32_t(nTokens), C.int32_t(pos), C.int32_t(c.Opts.NBatch), C.int32_t(c.model.BOS()))
+	return c.decodeErr("prefill", rc)
+}
+
+// Step decodes one token for each of the first nSeq sequences at position
+// pos and synchronizes. With a sampler set, the tokens are the ones it
+// picked after the previous step; otherwise random (no sampling cost, as
+// llama-bench).
+func (c *Context) Step(nSeq, pos int, s *SamplerSet) error {
+	var rc C.int
+	if s != nil {
+		if len(s.chains) < nSeq {
+			return fmt.Errorf("decode: %d sequences but %d sampler chains", nSeq, len(s.chains))
+		}
+		rc = C.tb_step(c.c, C.int32_t(nSeq), C.int32_t(pos), &s.chains[0], c.toks)
+	} else {
+		rc = C.tb_step(c.c, C.int32_t(nSeq), C.int32_t(pos), nil, nil)
+	}
+	return c.decodeErr("decode", rc)
+}
+
+// SeedTokens sets the tokens the next sampled Step starts from.
+func (c *Context) SeedTokens(nSeq int) {
+	toks := unsafe.Slice(c.toks, c.Opts.NSeqMax)
+	for i := 0; i < nSeq && i < len(toks); i++ {
+		toks[i] = C.int32_t(c.model.BOS() + 3 + i)
+	}
+}
+
+// Trim removes every sequence's tokens at positions >= pos, keeping the
+// KV cache below it (how a sweep reuses a filled depth).
+func (c *Context) Trim(pos int) error {
+	mem := C.llama_get_memory(c.c.ctx)
+	if !C.llama_memory_seq_rm(mem, -1, C.llama_pos(pos), -1) {
+		return fmt.Errorf("trim KV cache to %d: this model's memory cannot remove a partial sequence", pos)
+	}
+	return nil
+}
+
+// Clear empties the KV cache.
+func (c *Context) Clear() {
+	C.llama_memory_clear(C.llama_get_memory(c.c.ctx), true)
+}
+
+// SeqPosMax is the last position held for a sequence, -1 if empty.
+func (c *Context) SeqPosMax(seq int) int {
+	return int(C.llama_memory_seq_pos_max(C.llama_get_memory(c.c.ctx), C.llama_seq_id(seq)))
+}
+
+// Synchronize waits for the backend to finish queued work.
+func (c *Context) Synchronize() { C.llama_synchronize(c.c.ctx) }
+
+// Cancel makes the running and every later primitive stop with
+// ErrCanceled. Safe to call from another goroutine.
+func (c *Context) Cancel() { C.tb_ctx_cancel(c.c) }
+
+// SetDeadline makes primitives running past t stop with ErrDeadline; the
+// zero time removes the deadline. The check runs inside llama.cpp's graph
+// computation, so a long prefill stops too.
+func (c *Context) SetDeadline(t time.Time) {
+	var us int64
+	if !t.IsZero() {
+		us = int64(C.ggml_time_us()) + time.Until(t).Microseconds()
+		if us <= 0 {
+			us = 1
+		}
+	}
+	C.tb_ctx_set_deadline(c.c, C.int64_t(us))
+}
+
+// SampledTokens returns the tokens the samplers picked in the last Step.
+func (c *Context) SampledTokens(nSeq int) []int {
+	toks := unsafe.Slice(c.toks, c.Opts.NSeqMax)
+	out := make([]int, min(nSeq, len(toks)))
+	for i := range out {
+		out[i] = int(toks[i])
+	}
+	return out
+}

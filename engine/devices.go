@@ -1,0 +1,61 @@
+package engine
+
+/*
+#include "ggml-backend.h"
+*/
+import "C"
+
+// Device is one ggml backend device.
+type Device struct {
+	Index       int    `json:"index"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Type        string `json:"type"` // cpu, gpu, igpu, accel
+	Backend     string `json:"backend"`
+	MemoryFree  uint64 `json:"memory_free"`
+	MemoryTotal uint64 `json:"memory_total"`
+}
+
+// Devices lists the devices of every registered backend (Init first).
+func Devices() []Device {
+	n := int(C.ggml_backend_dev_count())
+	out := make([]Device, 0, n)
+	for i := 0; i < n; i++ {
+		d := C.ggml_backend_dev_get(C.size_t(i))
+		var free, total C.size_t
+		C.ggml_backend_dev_memory(d, &free, &total)
+		out = append(out, Device{
+			Index:       i,
+			Name:        C.GoString(C.ggml_backend_dev_name(d)),
+			Description: C.GoString(C.ggml_backend_dev_description(d)),
+			Type:        devType(C.ggml_backend_dev_type(d)),
+			Backend:     C.GoString(C.ggml_backend_reg_name(C.ggml_backend_dev_backend_reg(d))),
+			MemoryFree:  uint64(free),
+			MemoryTotal: uint64(total),
+		})
+	}
+	return out
+}
+
+func devType(t C.enum_ggml_backend_dev_type) string {
+	switch t {
+	case C.GGML_BACKEND_DEVICE_TYPE_CPU:
+		return "cpu"
+	case C.GGML_BACKEND_DEVICE_TYPE_GPU:
+		return "gpu"
+	case C.GGML_BACKEND_DEVICE_TYPE_IGPU:
+		return "igpu"
+	}
+	return "accel"
+}
+
+// GPUs returns the non-CPU devices.
+func GPUs() []Device {
+	var out []Device
+	for _, d := range Devices() {
+		if d.Type != "cpu" {
+			out = append(out, d)
+		}
+	}
+	return out
+}

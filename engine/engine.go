@@ -1,0 +1,156 @@
+// Package engine is tokbench's only cgo package: it drives llama.cpp (as
+// vendored by github.com/ollama/ollama) in-process. It loads backends and
+// models, creates contexts and offers the timed primitives a benchmark is
+// made of: prefill, one decode step for B sequences, KV trimming, sampling.
+// It also writes synthetic models and quantizes.
+package engine
+
+/*
+#include <stdlib.h>
+#include "tb.h"
+#include "ggml-backend.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unsafe"
+
+	// Links libllama, ggml and the CPU backend into the binary.
+	_ "github.com/ollama/ollama/llama/llama.cpp/src"
+)
+
+// Build identifies the llama.cpp this binary carries. Records name both the
+// upstream commit and the ollama release that patched it, so numbers are
+// never mistaken for stock llama.cpp's.
+const (
+	LlamaCommit   = "ec98e2002"
+	OllamaVersion = "v0.17.4"
+)
+
+// LogLevel selects which llama.cpp log messages reach stderr.
+type LogLevel int
+
+const (
+	LogDebug LogLevel = C.GGML_LOG_LEVEL_DEBUG
+	LogInfo  LogLevel = C.GGML_LOG_LEVEL_INFO
+	LogWarn  LogLevel = C.GGML_LOG_LEVEL_WARN
+	LogError LogLevel = C.GGML_LOG_LEVEL_ERROR
+)
+
+// Options configure the process-wide backend.
+type Options struct {
+	// BackendDirs are searched for dynamically built ggml backends
+	// (libggml-cuda.so, ...). Empty: $TOKBENCH_BACKEND_DIR, then the
+	// binary's folder and ../lib/tokbench beside it.
+	BackendDirs []string
+	Log         LogLevel
+}
+
+var (
+	initOnce sync.Once
+	loaded   []string
+)
+
+// Init initialises llama.cpp once per process and loads GPU backends found
+// in the backend folders. Later calls do nothing.
+func Init(opts Options) {
+	initOnce.Do(func() {
+		if opts.Log == 0 {
+			opts.Log = LogError
+		}
+		C.tb_log_init(C.int(opts.Log))
+		C.llama_backend_init()
+		for _, dir := range backendDirs(opts.BackendDirs) {
+			cdir := C.CString(dir)
+			C.ggml_backend_load_all_from_path(cdir)
+			C.free(unsafe.Pointer(cdir))
+			loaded = append(loaded, dir)
+		}
+	})
+}
+
+// BackendDirsLoaded lists the folders searched for dynamic backends.
+func BackendDirsLoaded() []string { return loaded }
+
+func backendDirs(given []string) []string {
+	if len(given) == 0 {
+		if env := os.Getenv("TOKBENCH_BACKEND_DIR"); env != "" {
+			given = filepath.SplitList(env)
+		} else if exe, err := os.Executable(); err == nil {
+			d := filepath.Dir(exe)
+			given = []string{d, filepath.Join(d, "..", "lib", "tokbench")}
+		}
+	}
+	var dirs []string
+	for _, d := range given {
+		// Only folders that hold a ggml backend library: ggml otherwise
+		// logs a search for every backend it knows.
+		m, _ := filepath.Glob(filepath.Join(d, "*ggml-*"))
+		if len(m) > 0 {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// lastError returns llama.cpp's last logged error or warning, the best
+// explanation of a NULL or non-zero return we can get.
+func lastError() string {
+	var buf [1024]C.char
+	C.tb_last_error(&buf[0], C.int(len(buf)))
+	return strings.TrimSpace(C.GoString(&buf[0]))
+}
+
+func clearError() { C.tb_clear_error() }
+
+// cerr makes an error from a failed C call, adding llama.cpp's own words.
+func cerr(what, hint string) error {
+	msg := what
+	if le := lastError(); le != "" {
+		msg += ": llama.cpp: " + le
+	}
+	if hint != "" {
+		msg += " (" + hint + ")"
+	}
+	return errors.New(msg)
+}
+
+// SystemInfo is llama.cpp's description of the compiled-in CPU features.
+func SystemInfo() string {
+	return strings.TrimSpace(C.GoString(C.llama_print_system_info()))
+}
+
+// CPUFeatures lists the CPU features the backend was compiled with and
+// uses, from SystemInfo ("AVX2 F16C FMA ...").
+func CPUFeatures() string {
+	info := SystemInfo()
+	var on []string
+	for _, part := range strings.Split(info, "|") {
+		kv := strings.SplitN(strings.TrimSpace(part), "=", 2)
+		if len(kv) != 2 {
+			continue
+		}
+		k, v := strings.TrimSpace(kv[0]), strings.TrimSpace(kv[1])
+		if i := strings.LastIndex(k, ":"); i >= 0 {
+			k = strings.TrimSpace(k[i+1:])
+		}
+		if v == "1" {
+			on = append(on, k)
+		}
+	}
+	if len(on) == 0 {
+		return "baseline"
+	}
+	return strings.Join(on, " ")
+}
+
+// MaxParallelSequences is the most sequences one context can hold.
+func MaxParallelSequences() int { return int(C.llama_max_parallel_sequences()) }
+
+// SupportsGPUOffload reports whether any loaded backend can take layers.
+func SupportsGPUOffload() bool { return bool(C.llama_supports_gpu_offload()) }

@@ -1,0 +1,323 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tokbench/tokbench/gguf"
+)
+
+func TestMain(m *testing.M) {
+	Init(Options{})
+	os.Exit(m.Run())
+}
+
+var (
+	tinyOnce sync.Once
+	tinyDir  string
+	tinyErr  error
+)
+
+// tinyModels synthesizes the tiny preset once for the package's tests: an
+// F16 file and two quantizations of it.
+func tinyModels(t *testing.T) (f16, q8, q4 string) {
+	t.Helper()
+	tinyOnce.Do(func() {
+		tinyDir, tinyErr = os.MkdirTemp("", "tokbench-engine-")
+		if tinyErr != nil {
+			return
+		}
+		f16 := filepath.Join(tinyDir, "tiny-f16.gguf")
+		if tinyErr = Synthesize(Presets["tiny"], f16, SynthOptions{Seed: 1}); tinyErr != nil {
+			return
+		}
+		if tinyErr = Quantize(f16, filepath.Join(tinyDir, "tiny-q8_0.gguf"), "q8_0", QuantizeOptions{}); tinyErr != nil {
+			return
+		}
+		tinyErr = Quantize(f16, filepath.Join(tinyDir, "tiny-q4_k_m.gguf"), "q4_k_m", QuantizeOptions{})
+	})
+	if tinyErr != nil {
+		t.Fatal(tinyErr)
+	}
+	return filepath.Join(tinyDir, "tiny-f16.gguf"), filepath.Join(tinyDir, "tiny-q8_0.gguf"), filepath.Join(tinyDir, "tiny-q4_k_m.gguf")
+}
+
+func fileHash(t *testing.T, path string) [32]byte {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		t.Fatal(err)
+	}
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+func TestTypeTableMatchesGGML(t *testing.T) {
+	for i := 0; i < gguf.NumTypes; i++ {
+		gt := gguf.GGMLType(i)
+		bs, ts, name := ggmlTypeInfo(i)
+		if ts == 0 || bs == 0 {
+			if gt.Valid() {
+				t.Errorf("type %d: ggml has no size, gguf table says %s", i, gt)
+			}
+			continue
+		}
+		if !gt.Valid() {
+			t.Errorf("type %d (%s) missing from gguf table", i, name)
+			continue
+		}
+		if gt.BlockSize() != bs || gt.TypeSize() != ts || !strings.EqualFold(gt.String(), name) {
+			t.Errorf("type %d: gguf table %s %d/%d, ggml %s %d/%d", i, gt, gt.BlockSize(), gt.TypeSize(), name, bs, ts)
+		}
+	}
+}
+
+func TestSynthesizeDeterministicAndValid(t *testing.T) {
+	f16, _, _ := tinyModels(t)
+	again := filepath.Join(t.TempDir(), "again.gguf")
+	if err := Synthesize(Presets["tiny"], again, SynthOptions{Seed: 1, Threads: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if fileHash(t, f16) != fileHash(t, again) {
+		t.Error("same seed, different thread count: files differ")
+	}
+	other := filepath.Join(t.TempDir(), "other.gguf")
+	if err := Synthesize(Presets["tiny"], other, SynthOptions{Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if fileHash(t, f16) == fileHash(t, other) {
+		t.Error("different seeds gave the same file")
+	}
+	f, h, err := Inspect(f16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Presets["tiny"]
+	if h.NEmbd != int64(s.NEmbd) || h.NLayer != int64(s.NLayer) || h.NVocab != int64(s.NVocab) || h.NHeadKV != int64(s.NHeadKV) {
+		t.Errorf("hparams %+v do not match preset %+v", h, s)
+	}
+	var params int64
+	for _, tn := range f.Tensors {
+		params += tn.Elements()
+	}
+	if params != s.Params() {
+		t.Errorf("file has %d weights, preset says %d", params, s.Params())
+	}
+}
+
+func TestDirectQuantTypes(t *testing.T) {
+	dir := t.TempDir()
+	prev := int64(1 << 62)
+	for _, typ := range []string{"f32", "f16", "q8_0", "q4_0"} {
+		p := filepath.Join(dir, typ+".gguf")
+		if err := Synthesize(Presets["tiny"], p, SynthOptions{Type: typ, Seed: 3}); err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		m, err := LoadModel(p, DefaultModelOptions())
+		if err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		if m.Meta.FileType != typ {
+			t.Errorf("file type %q, want %q", m.Meta.FileType, typ)
+		}
+		if m.Meta.FileSize >= prev {
+			t.Errorf("%s: %d bytes, not smaller than the previous type's %d", typ, m.Meta.FileSize, prev)
+		}
+		prev = m.Meta.FileSize
+		m.Close()
+	}
+}
+
+func TestQuantizedModelsRun(t *testing.T) {
+	f16, q8, q4 := tinyModels(t)
+	var sizes []int64
+	for _, p := range []string{f16, q8, q4} {
+		m, err := LoadModel(p, DefaultModelOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, m.Meta.FileSize)
+		if m.Meta.NParams != uint64(Presets["tiny"].Params()) {
+			t.Errorf("%s: n_params %d, want %d", p, m.Meta.NParams, Presets["tiny"].Params())
+		}
+		ctx, err := m.NewContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 2, Threads: 2, FlashAttn: FlashOff, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ctx.Prefill(2, 100, 0); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ {
+			if got := ctx.SeqPosMax(i); got != 99 {
+				t.Errorf("seq %d pos max %d after 100-token prefill, want 99", i, got)
+			}
+		}
+		for step := 0; step < 5; step++ {
+			if err := ctx.Step(2, 100+step, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := ctx.SeqPosMax(1); got != 104 {
+			t.Errorf("pos max %d after 5 steps, want 104", got)
+		}
+		if err := ctx.Trim(50); err != nil {
+			t.Fatal(err)
+		}
+		if got := ctx.SeqPosMax(0); got != 49 {
+			t.Errorf("pos max %d after trim to 50, want 49", got)
+		}
+		ctx.Clear()
+		if got := ctx.SeqPosMax(0); got != -1 {
+			t.Errorf("pos max %d after clear, want -1", got)
+		}
+		ctx.Close()
+		m.Close()
+	}
+	if !(sizes[1] < sizes[0] && sizes[2] < sizes[1]) {
+		t.Errorf("sizes f16 %d, q8_0 %d, q4_k_m %d: quantized files must be smaller", sizes[0], sizes[1], sizes[2])
+	}
+}
+
+func TestSamplingNeverEndsOnEOS(t *testing.T) {
+	f16, _, _ := tinyModels(t)
+	m, err := LoadModel(f16, DefaultModelOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx, err := m.NewContext(ContextOptions{NCtx: 128, NBatch: 32, NUBatch: 32, NSeqMax: 1, Threads: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	for _, cfg := range []SamplerConfig{GreedySampler(), TypicalSampler(7)} {
+		s := m.NewSamplers(cfg, 1)
+		ctx.Clear()
+		ctx.SeedTokens(1)
+		for i := 0; i < 40; i++ {
+			if err := ctx.Step(1, i, s); err != nil {
+				t.Fatal(err)
+			}
+			if tok := ctx.SampledTokens(1)[0]; tok == 2 || tok < 0 || tok >= m.Meta.NVocab {
+				t.Fatalf("%s: step %d sampled token %d (EOS is 2)", cfg.Name(), i, tok)
+			}
+		}
+		s.Close()
+	}
+}
+
+func TestDeadlineAndCancel(t *testing.T) {
+	f16, _, _ := tinyModels(t)
+	m, err := LoadModel(f16, DefaultModelOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx, err := m.NewContext(ContextOptions{NCtx: 4096, NBatch: 512, NUBatch: 512, NSeqMax: 1, Threads: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	ctx.SetDeadline(time.Now().Add(-time.Second))
+	if err := ctx.Prefill(1, 2048, 0); err != ErrDeadline {
+		t.Errorf("prefill past its deadline: %v, want ErrDeadline", err)
+	}
+	ctx.SetDeadline(time.Time{})
+	ctx.Clear()
+	if err := ctx.Prefill(1, 64, 0); err != nil {
+		t.Errorf("prefill after removing the deadline: %v", err)
+	}
+	ctx.Cancel()
+	if err := ctx.Step(1, 64, nil); err != ErrCanceled {
+		t.Errorf("step after cancel: %v, want ErrCanceled", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	f16, _, _ := tinyModels(t)
+	dir := t.TempDir()
+	notGGUF := filepath.Join(dir, "x.gguf")
+	os.WriteFile(notGGUF, []byte("hello, not a model"), 0o644)
+	data, _ := os.ReadFile(f16)
+	trunc := filepath.Join(dir, "trunc.gguf")
+	os.WriteFile(trunc, data[:len(data)/2], 0o644)
+	cases := map[string]struct{ path, want string }{
+		"missing":   {filepath.Join(dir, "nope.gguf"), "does not exist"},
+		"not gguf":  {notGGUF, "not a GGUF file"},
+		"truncated": {trunc, "truncated"},
+		"directory": {dir, "directory"},
+	}
+	for name, c := range cases {
+		_, err := LoadModel(c.path, DefaultModelOptions())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to mention %q", name, err, c.want)
+		}
+	}
+	if err := Quantize(f16, filepath.Join(dir, "o.gguf"), "q9_9", QuantizeOptions{}); err == nil || !strings.Contains(err.Error(), "unknown quantization type") {
+		t.Errorf("unknown type: %v", err)
+	}
+	if err := Quantize(f16, filepath.Join(dir, "o.gguf"), "iq2_xxs", QuantizeOptions{}); err == nil || !strings.Contains(err.Error(), "importance matrix") {
+		t.Errorf("imatrix type: %v", err)
+	}
+	_, q8, _ := tinyModels(t)
+	out := filepath.Join(dir, "re.gguf")
+	if err := Quantize(q8, out, "q4_0", QuantizeOptions{}); err == nil || !strings.Contains(err.Error(), "allow-requantize") {
+		t.Errorf("requantize: %v", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("failed quantize left its output behind")
+	}
+	m, err := LoadModel(f16, DefaultModelOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 32, NUBatch: 32, NSeqMax: 1, Threads: 1, TypeV: "q4_0", FlashAttn: FlashOff}); err == nil || !strings.Contains(err.Error(), "flash attention") {
+		t.Errorf("quantized V without flash attention: %v", err)
+	}
+	if _, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 32, NUBatch: 32, NSeqMax: 1, Threads: 1, TypeK: "q3_k"}); err == nil || !strings.Contains(err.Error(), "KV cache type") {
+		t.Errorf("bad KV type: %v", err)
+	}
+}
+
+func TestDevicesAndFeatures(t *testing.T) {
+	devs := Devices()
+	if len(devs) == 0 || devs[0].Type != "cpu" {
+		t.Fatalf("devices %+v: want the CPU first", devs)
+	}
+	if !strings.Contains(SystemInfo(), "CPU") {
+		t.Errorf("system info %q does not describe the CPU backend", SystemInfo())
+	}
+	if CPUFeatures() == "" {
+		t.Error("empty CPU feature string")
+	}
+}
+
+// The presets must be the real models' shapes: their parameter counts match
+// the published ones.
+func TestPresetsMatchRealModels(t *testing.T) {
+	published := map[string]float64{
+		"smollm-135m": 134.5e6, "llama-1b": 1.236e9, "llama-3b": 3.213e9,
+		"llama2-7b": 6.738e9, "llama-8b": 8.030e9, "llama-70b": 70.554e9,
+	}
+	for name, want := range published {
+		got := float64(Presets[name].Params())
+		if got < want*0.995 || got > want*1.005 {
+			t.Errorf("%s: %.4g params, published %.4g", name, got, want)
+		}
+		if err := Presets[name].Check(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

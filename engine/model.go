@@ -1,0 +1,181 @@
+package engine
+
+/*
+#include <stdlib.h>
+#include "tb.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"unsafe"
+
+	"github.com/tokbench/tokbench/gguf"
+)
+
+// SplitMode says how a model is spread over several GPUs.
+type SplitMode int
+
+const (
+	SplitNone  SplitMode = C.LLAMA_SPLIT_MODE_NONE
+	SplitLayer SplitMode = C.LLAMA_SPLIT_MODE_LAYER
+	SplitRow   SplitMode = C.LLAMA_SPLIT_MODE_ROW
+)
+
+func (s SplitMode) String() string {
+	switch s {
+	case SplitNone:
+		return "none"
+	case SplitRow:
+		return "row"
+	}
+	return "layer"
+}
+
+// ParseSplitMode reads none, layer or row.
+func ParseSplitMode(s string) (SplitMode, error) {
+	switch s {
+	case "none":
+		return SplitNone, nil
+	case "layer", "":
+		return SplitLayer, nil
+	case "row":
+		return SplitRow, nil
+	}
+	return 0, fmt.Errorf("split mode %q: use none, layer or row", s)
+}
+
+// ModelOptions are llama_model_params that a benchmark varies.
+type ModelOptions struct {
+	NGPULayers int // -1: all
+	NoMmap     bool
+	MainGPU    int
+	Split      SplitMode
+}
+
+// DefaultModelOptions is llama-bench's default: every layer on the GPU
+// where there is one, mmap on, layer split.
+func DefaultModelOptions() ModelOptions {
+	return ModelOptions{NGPULayers: -1, Split: SplitLayer}
+}
+
+// Meta describes a loaded model.
+type Meta struct {
+	Path        string           `json:"model_filename"`
+	Desc        string           `json:"model_type"` // llama.cpp's description, e.g. "llama 8B Q4_K - Medium"
+	Arch        string           `json:"arch"`
+	FileType    string           `json:"file_type"`  // q4_k_m, f16, ...
+	Size        uint64           `json:"model_size"` // bytes of weights
+	FileSize    int64            `json:"file_size"`  // bytes on disk
+	NParams     uint64           `json:"model_n_params"`
+	NLayer      int              `json:"n_layer"`
+	NEmbd       int              `json:"n_embd"`
+	NHead       int              `json:"n_head"`
+	NHeadKV     int              `json:"n_head_kv"`
+	NVocab      int              `json:"n_vocab"`
+	NCtxTrain   int              `json:"n_ctx_train"`
+	NEmbdKGQA   int              `json:"n_embd_k_gqa"`
+	NEmbdVGQA   int              `json:"n_embd_v_gqa"`
+	TensorBytes map[string]int64 `json:"tensor_bytes"` // bytes per ggml type
+}
+
+// Model is a loaded llama.cpp model. Close frees it.
+type Model struct {
+	m    *C.struct_llama_model
+	Meta Meta
+}
+
+// Inspect reads and validates a GGUF file in Go, without llama.cpp: it
+// refuses what would make llama.cpp abort or fault.
+func Inspect(path string) (*gguf.File, gguf.Hparams, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, gguf.Hparams{}, fmt.Errorf("model %s does not exist: give the path of a .gguf file, or make one with 'tokbench synth'", path)
+		}
+		return nil, gguf.Hparams{}, fmt.Errorf("model %s: %w", path, err)
+	}
+	h, err := f.Validate()
+	if err != nil {
+		return nil, h, fmt.Errorf("model %s: %w", path, err)
+	}
+	return f, h, nil
+}
+
+// LoadModel validates the file, then loads it with llama.cpp.
+func LoadModel(path string, opts ModelOptions) (*Model, error) {
+	f, h, err := Inspect(path)
+	if err != nil {
+		return nil, err
+	}
+	p := C.llama_model_default_params()
+	p.n_gpu_layers = C.int32_t(opts.NGPULayers)
+	if opts.NGPULayers < 0 {
+		p.n_gpu_layers = C.int32_t(h.NLayer + 1)
+	}
+	p.use_mmap = C.bool(!opts.NoMmap)
+	p.main_gpu = C.int32_t(opts.MainGPU)
+	p.split_mode = C.enum_llama_split_mode(opts.Split)
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	clearError()
+	m := C.llama_model_load_from_file(cpath, p)
+	if m == nil {
+		return nil, cerr("load model "+path, "check that the file is a complete model of an architecture this llama.cpp supports, and that there is memory for it")
+	}
+	md := &Model{m: m}
+	md.Meta = Meta{
+		Path:        path,
+		Desc:        md.desc(),
+		Arch:        h.Arch,
+		FileType:    md.fileType(),
+		Size:        uint64(C.llama_model_size(m)),
+		FileSize:    f.Size,
+		NParams:     uint64(C.llama_model_n_params(m)),
+		NLayer:      int(C.llama_model_n_layer(m)),
+		NEmbd:       int(C.llama_model_n_embd(m)),
+		NHead:       int(C.llama_model_n_head(m)),
+		NHeadKV:     int(C.llama_model_n_head_kv(m)),
+		NVocab:      int(C.llama_vocab_n_tokens(C.llama_model_get_vocab(m))),
+		NCtxTrain:   int(C.llama_model_n_ctx_train(m)),
+		NEmbdKGQA:   int(h.NEmbdKGQA()),
+		NEmbdVGQA:   int(h.NEmbdVGQA()),
+		TensorBytes: f.BytesByType(),
+	}
+	return md, nil
+}
+
+// Close frees the model. Contexts made from it must be closed first.
+func (md *Model) Close() {
+	if md != nil && md.m != nil {
+		C.llama_model_free(md.m)
+		md.m = nil
+	}
+}
+
+func (md *Model) desc() string {
+	var buf [256]C.char
+	C.llama_model_desc(md.m, &buf[0], C.size_t(len(buf)))
+	return C.GoString(&buf[0])
+}
+
+// fileType is general.file_type as a name; "unknown" when absent.
+func (md *Model) fileType() string {
+	key := C.CString("general.file_type")
+	defer C.free(unsafe.Pointer(key))
+	var buf [32]C.char
+	if C.llama_model_meta_val_str(md.m, key, &buf[0], C.size_t(len(buf))) < 0 {
+		return "unknown"
+	}
+	var ft int
+	if _, err := fmt.Sscan(C.GoString(&buf[0]), &ft); err != nil {
+		return "unknown"
+	}
+	return FileTypeName(ft)
+}
+
+// BOS is the model's beginning-of-sequence token, -1 if none.
+func (md *Model) BOS() int {
+	return int(C.llama_vocab_bos(C.llama_model_get_vocab(md.m)))
+}

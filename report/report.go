@@ -1,0 +1,239 @@
+// Package report writes benchmark records for people (aligned table,
+// Markdown) and for tools (JSON as llama-bench writes it, JSON lines, CSV).
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tokbench/tokbench/sweep"
+)
+
+// Formats are the output formats, as -o names them.
+var Formats = []string{"table", "json", "jsonl", "csv", "md"}
+
+// Write writes records in the format.
+func Write(w io.Writer, format string, recs []sweep.Record) error {
+	switch format {
+	case "table":
+		return Table(w, recs)
+	case "md":
+		return Markdown(w, recs)
+	case "json":
+		if recs == nil {
+			recs = []sweep.Record{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(recs)
+	case "jsonl":
+		enc := json.NewEncoder(w)
+		for i := range recs {
+			if err := enc.Encode(&recs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "csv":
+		return CSV(w, recs)
+	}
+	return fmt.Errorf("output format %q: use one of %s", format, strings.Join(Formats, ", "))
+}
+
+// column is one column of the human-readable tables.
+type column struct {
+	head  string
+	right bool
+	value func(r *sweep.Record) string
+}
+
+func size(b uint64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	default:
+		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
+	}
+}
+
+func params(n uint64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f B", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.2f M", float64(n)/1e6)
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+func ms(l *sweep.Latency, f func(*sweep.Latency) float64) string {
+	if l == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", f(l))
+}
+
+var columns = []column{
+	{"model", false, func(r *sweep.Record) string { return r.ModelType }},
+	{"size", true, func(r *sweep.Record) string { return size(r.ModelSize) }},
+	{"params", true, func(r *sweep.Record) string { return params(r.ModelParams) }},
+	{"backend", false, func(r *sweep.Record) string { return r.Backend }},
+	{"threads", true, func(r *sweep.Record) string { return strconv.Itoa(r.NThreads) }},
+	{"fa", true, func(r *sweep.Record) string { return [...]string{"auto", "off", "on"}[r.FlashAttn+1] }},
+	{"test", false, func(r *sweep.Record) string { return r.Test }},
+	{"sampling", false, func(r *sweep.Record) string { return strings.SplitN(r.Sampling, " ", 2)[0] }},
+	{"t/s", true, func(r *sweep.Record) string { return fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs) }},
+	{"t/s/seq", true, func(r *sweep.Record) string { return fmt.Sprintf("%.2f", r.AvgTsPerSeq) }},
+	{"cv", true, func(r *sweep.Record) string { return fmt.Sprintf("%.1f%%", 100*r.CV) }},
+	{"ttft ms", true, func(r *sweep.Record) string { return ms(r.TTFT, func(l *sweep.Latency) float64 { return l.P50 }) }},
+	{"itl p50 ms", true, func(r *sweep.Record) string { return ms(r.ITL, func(l *sweep.Latency) float64 { return l.P50 }) }},
+	{"itl p99 ms", true, func(r *sweep.Record) string { return ms(r.ITL, func(l *sweep.Latency) float64 { return l.P99 }) }},
+}
+
+// Table writes an aligned table.
+func Table(w io.Writer, recs []sweep.Record) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(cells []string) {
+		for _, c := range cells {
+			fmt.Fprint(tw, c, "\t")
+		}
+		fmt.Fprintln(tw)
+	}
+	var head []string
+	for _, c := range columns {
+		head = append(head, c.head)
+	}
+	row(head)
+	for i := range recs {
+		var cells []string
+		for _, c := range columns {
+			cells = append(cells, c.value(&recs[i]))
+		}
+		row(cells)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return footer(w, recs)
+}
+
+// Markdown writes a GitHub-flavoured table, as llama-bench -o md does.
+func Markdown(w io.Writer, recs []sweep.Record) error {
+	var head, rule []string
+	for _, c := range columns {
+		head = append(head, c.head)
+		if c.right {
+			rule = append(rule, "---:")
+		} else {
+			rule = append(rule, "---")
+		}
+	}
+	fmt.Fprintf(w, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(rule, " | "))
+	for i := range recs {
+		var cells []string
+		for _, c := range columns {
+			cells = append(cells, c.value(&recs[i]))
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+	}
+	return footer(w, recs)
+}
+
+// footer names the build and hardware once, not on every row.
+func footer(w io.Writer, recs []sweep.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	r := recs[0]
+	_, err := fmt.Fprintf(w, "\nbuild: llama.cpp %s (ollama %s), %s; cpu: %s (%s)\n", r.BuildCommit, r.OllamaVersion, r.Tool, r.CPUInfo, r.CPUFeatures)
+	for _, rec := range recs {
+		if rec.SamplingCostPct != nil {
+			fmt.Fprintf(w, "sampling %s costs %.1f%% of raw decode t/s\n", rec.Sampling, *rec.SamplingCostPct)
+		}
+	}
+	return err
+}
+
+var csvFields = []struct {
+	name  string
+	value func(r *sweep.Record) string
+}{
+	{"build_commit", func(r *sweep.Record) string { return r.BuildCommit }},
+	{"ollama_version", func(r *sweep.Record) string { return r.OllamaVersion }},
+	{"cpu_info", func(r *sweep.Record) string { return r.CPUInfo }},
+	{"gpu_info", func(r *sweep.Record) string { return r.GPUInfo }},
+	{"backend", func(r *sweep.Record) string { return r.Backend }},
+	{"model_filename", func(r *sweep.Record) string { return r.ModelFile }},
+	{"model_type", func(r *sweep.Record) string { return r.ModelType }},
+	{"model_file_type", func(r *sweep.Record) string { return r.ModelFileType }},
+	{"model_size", func(r *sweep.Record) string { return strconv.FormatUint(r.ModelSize, 10) }},
+	{"model_n_params", func(r *sweep.Record) string { return strconv.FormatUint(r.ModelParams, 10) }},
+	{"n_batch", func(r *sweep.Record) string { return strconv.Itoa(r.NBatch) }},
+	{"n_ubatch", func(r *sweep.Record) string { return strconv.Itoa(r.NUBatch) }},
+	{"n_threads", func(r *sweep.Record) string { return strconv.Itoa(r.NThreads) }},
+	{"type_k", func(r *sweep.Record) string { return r.TypeK }},
+	{"type_v", func(r *sweep.Record) string { return r.TypeV }},
+	{"n_gpu_layers", func(r *sweep.Record) string { return strconv.Itoa(r.NGPULayers) }},
+	{"flash_attn", func(r *sweep.Record) string { return strconv.Itoa(r.FlashAttn) }},
+	{"n_prompt", func(r *sweep.Record) string { return strconv.Itoa(r.NPrompt) }},
+	{"n_gen", func(r *sweep.Record) string { return strconv.Itoa(r.NGen) }},
+	{"n_depth", func(r *sweep.Record) string { return strconv.Itoa(r.NDepth) }},
+	{"n_parallel", func(r *sweep.Record) string { return strconv.Itoa(r.NParallel) }},
+	{"sampling", func(r *sweep.Record) string { return r.Sampling }},
+	{"test", func(r *sweep.Record) string { return r.Test }},
+	{"avg_ns", func(r *sweep.Record) string { return strconv.FormatUint(r.AvgNs, 10) }},
+	{"stddev_ns", func(r *sweep.Record) string { return strconv.FormatUint(r.StddevNs, 10) }},
+	{"avg_ts", func(r *sweep.Record) string { return fmtF(r.AvgTs) }},
+	{"stddev_ts", func(r *sweep.Record) string { return fmtF(r.StddevTs) }},
+	{"median_ts", func(r *sweep.Record) string { return fmtF(r.MedianTs) }},
+	{"ci95_ts", func(r *sweep.Record) string { return fmtF(r.CI95Ts) }},
+	{"cv", func(r *sweep.Record) string { return fmtF(r.CV) }},
+	{"avg_ts_per_seq", func(r *sweep.Record) string { return fmtF(r.AvgTsPerSeq) }},
+	{"ttft_p50_ms", func(r *sweep.Record) string { return latF(r.TTFT, 50) }},
+	{"itl_p50_ms", func(r *sweep.Record) string { return latF(r.ITL, 50) }},
+	{"itl_p90_ms", func(r *sweep.Record) string { return latF(r.ITL, 90) }},
+	{"itl_p99_ms", func(r *sweep.Record) string { return latF(r.ITL, 99) }},
+	{"itl_max_ms", func(r *sweep.Record) string { return latF(r.ITL, 100) }},
+	{"test_time", func(r *sweep.Record) string { return r.TestTime.Format("2006-01-02T15:04:05Z") }},
+}
+
+func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', 6, 64) }
+
+func latF(l *sweep.Latency, p int) string {
+	if l == nil {
+		return ""
+	}
+	switch p {
+	case 50:
+		return fmtF(l.P50)
+	case 90:
+		return fmtF(l.P90)
+	case 99:
+		return fmtF(l.P99)
+	}
+	return fmtF(l.Max)
+}
+
+// CSV writes one row per record with a header.
+func CSV(w io.Writer, recs []sweep.Record) error {
+	cw := csv.NewWriter(w)
+	var head []string
+	for _, f := range csvFields {
+		head = append(head, f.name)
+	}
+	cw.Write(head)
+	for i := range recs {
+		var row []string
+		for _, f := range csvFields {
+			row = append(row, f.value(&recs[i]))
+		}
+		cw.Write(row)
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,75 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tokbench/tokbench/sweep"
+)
+
+func records() []sweep.Record {
+	cost := 7.5
+	return []sweep.Record{
+		{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9, Backend: "CPU", NThreads: 2, FlashAttn: 1, Test: "pp512",
+			NPrompt: 512, Sampling: "none", AvgTs: 1234.5, StddevTs: 10, AvgTsPerSeq: 1234.5, CV: 0.01,
+			TTFT: &sweep.Latency{P50: 414.7}, SamplesTs: []float64{1230, 1239}, TestTime: time.Unix(0, 0)},
+		{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9, Backend: "CPU", NThreads: 2, FlashAttn: -1, Test: "tg128",
+			NGen: 128, Sampling: "typical (x)", AvgTs: 20.25, StddevTs: 0.5, AvgTsPerSeq: 20.25, SamplingCostPct: &cost,
+			ITL: &sweep.Latency{P50: 49.4, P99: 60.1}},
+	}
+}
+
+func TestTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, "table", records()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"t/s", "1234.50 ± 10.00", "20.25 ± 0.50", "4.00 GiB", "8.00 B", "414.70", "49.40", "60.10", "costs 7.5%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	lines := strings.Split(out, "\n")
+	w := utf8.RuneCountInString
+	if w(lines[0]) != w(lines[1]) || w(lines[1]) != w(lines[2]) {
+		t.Errorf("rows are not aligned:\n%s", out)
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	Write(&b, "md", records())
+	lines := strings.Split(b.String(), "\n")
+	if !strings.HasPrefix(lines[1], "| --- | ---: |") || strings.Count(lines[2], "|") != strings.Count(lines[0], "|") {
+		t.Errorf("bad markdown:\n%s", b.String())
+	}
+}
+
+func TestCSVAndJSON(t *testing.T) {
+	var b bytes.Buffer
+	Write(&b, "csv", records())
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil || len(rows) != 3 || len(rows[0]) != len(rows[1]) {
+		t.Fatalf("csv: %v %v", err, rows)
+	}
+	b.Reset()
+	Write(&b, "json", records())
+	var back []sweep.Record
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back) != 2 || back[1].ITL.P99 != 60.1 {
+		t.Errorf("json round trip: %v %+v", err, back)
+	}
+	b.Reset()
+	Write(&b, "json", nil)
+	if strings.TrimSpace(b.String()) != "[]" {
+		t.Errorf("no records should print [], got %q", b.String())
+	}
+	if err := Write(&b, "yaml", nil); err == nil {
+		t.Error("unknown format accepted")
+	}
+}

@@ -1,0 +1,72 @@
+package sweep
+
+import (
+	"time"
+)
+
+// Record is the result of one test (pp or tg) of one point. Fields shared
+// with llama-bench's JSON output keep its names and meaning so existing
+// tooling reads them; tokbench's own figures are added beside them.
+type Record struct {
+	// llama-bench fields
+	BuildCommit string    `json:"build_commit"`
+	BuildNumber int       `json:"build_number"`
+	CPUInfo     string    `json:"cpu_info"`
+	GPUInfo     string    `json:"gpu_info"`
+	Backends    string    `json:"backends"`
+	ModelFile   string    `json:"model_filename"`
+	ModelType   string    `json:"model_type"`
+	ModelSize   uint64    `json:"model_size"`
+	ModelParams uint64    `json:"model_n_params"`
+	NBatch      int       `json:"n_batch"`
+	NUBatch     int       `json:"n_ubatch"`
+	NThreads    int       `json:"n_threads"`
+	TypeK       string    `json:"type_k"`
+	TypeV       string    `json:"type_v"`
+	NGPULayers  int       `json:"n_gpu_layers"`
+	SplitMode   string    `json:"split_mode"`
+	MainGPU     int       `json:"main_gpu"`
+	FlashAttn   int       `json:"flash_attn"` // -1 auto, 0 off, 1 on
+	UseMmap     bool      `json:"use_mmap"`
+	NPrompt     int       `json:"n_prompt"`
+	NGen        int       `json:"n_gen"`
+	NDepth      int       `json:"n_depth"`
+	TestTime    time.Time `json:"test_time"`
+	AvgNs       uint64    `json:"avg_ns"`
+	StddevNs    uint64    `json:"stddev_ns"`
+	AvgTs       float64   `json:"avg_ts"`
+	StddevTs    float64   `json:"stddev_ts"`
+	SamplesNs   []uint64  `json:"samples_ns"`
+	SamplesTs   []float64 `json:"samples_ts"`
+
+	// tokbench's own
+	Tool          string   `json:"tool"` // "tokbench <version>"
+	OllamaVersion string   `json:"ollama_version"`
+	Test          string   `json:"test"` // pp512, tg128@d1024, ...
+	Backend       string   `json:"backend"`
+	Devices       []string `json:"devices"`
+	CPUFeatures   string   `json:"cpu_features"`
+	HostThreads   int      `json:"host_threads"`
+	HostMemory    uint64   `json:"host_memory"`
+	ModelFileType string   `json:"model_file_type"`
+	ModelFileSize int64    `json:"model_file_size"`
+	NCtx          int      `json:"n_ctx"`
+	NParallel     int      `json:"n_parallel"`
+	Sampling      string   `json:"sampling"` // "none" or the chain
+	Reps          int      `json:"repetitions"`
+	Warmup        bool     `json:"warmup"`
+	MedianTs      float64  `json:"median_ts"`
+	MinTs         float64  `json:"min_ts"`
+	MaxTs         float64  `json:"max_ts"`
+	CI95Ts        float64  `json:"ci95_ts"`
+	CV            float64  `json:"cv"`
+	AvgTsPerSeq   float64  `json:"avg_ts_per_seq"`
+	TTFT          *Latency `json:"ttft_ms,omitempty"`
+	ITL           *Latency `json:"itl_ms,omitempty"`
+	// SamplingCostPct is how much slower the sampled tg test was than the
+	// same test with random tokens (percent of raw t/s).
+	SamplingCostPct *float64 `json:"sampling_cost_pct,omitempty"`
+}
+
+// IsPrompt reports whether the record is a pp (prefill) test.
+func (r *Record) IsPrompt() bool { return r.NGen == 0 }

@@ -1,0 +1,156 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gguf"
+)
+
+var tinyPath string
+
+func TestMain(m *testing.M) {
+	engine.Init(engine.Options{})
+	dir, err := os.MkdirTemp("", "tokbench-sweep-")
+	if err != nil {
+		panic(err)
+	}
+	tinyPath = filepath.Join(dir, "tiny.gguf")
+	if err := engine.Synthesize(engine.Presets["tiny"], tinyPath, engine.SynthOptions{Type: "q8_0", Seed: 1}); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func tinyPoint() Point {
+	p := Defaults(2)
+	p.Model, p.NPrompt, p.NGen, p.Reps = tinyPath, 48, 12, 3
+	return p
+}
+
+func TestMeasurePPAndTG(t *testing.T) {
+	p := tinyPoint()
+	p.NDepth, p.Parallel = 40, 3
+	recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want pp and tg", len(recs))
+	}
+	pp, tg := recs[0], recs[1]
+	if !pp.IsPrompt() || pp.NPrompt != 48 || tg.IsPrompt() || tg.NGen != 12 {
+		t.Errorf("tests %s/%s: pp %d/%d tg %d/%d", pp.Test, tg.Test, pp.NPrompt, pp.NGen, tg.NPrompt, tg.NGen)
+	}
+	if pp.Test != "pp48@d40x3" || tg.Test != "tg12@d40x3" {
+		t.Errorf("test names %q %q", pp.Test, tg.Test)
+	}
+	for _, r := range recs {
+		if len(r.SamplesTs) != 3 || len(r.SamplesNs) != 3 || r.AvgTs <= 0 || r.MinTs > r.MedianTs || r.MedianTs > r.MaxTs {
+			t.Errorf("%s: samples %v, avg %v", r.Test, r.SamplesTs, r.AvgTs)
+		}
+		// t/s is tokens of all sequences over the time of a repetition.
+		tokens := float64(3 * max(r.NPrompt, r.NGen))
+		if got := tokens * 1e9 / float64(r.SamplesNs[0]); got < 0.999*r.SamplesTs[0] || got > 1.001*r.SamplesTs[0] {
+			t.Errorf("%s: samples_ts[0] %v, samples_ns gives %v", r.Test, r.SamplesTs[0], got)
+		}
+		if r.NCtx != 3*(40+48) || r.NDepth != 40 || r.BuildCommit != engine.LlamaCommit || r.CPUFeatures == "" {
+			t.Errorf("%s: n_ctx %d depth %d build %q", r.Test, r.NCtx, r.NDepth, r.BuildCommit)
+		}
+	}
+	if pp.TTFT == nil || tg.ITL == nil || tg.TTFT != nil || pp.ITL != nil {
+		t.Error("TTFT belongs to pp, ITL to tg")
+	}
+	// 3 reps x 12 steps of inter-token latencies: p50 <= p99 <= max.
+	if l := tg.ITL; !(l.P50 > 0 && l.P50 <= l.P99 && l.P99 <= l.Max) {
+		t.Errorf("itl %+v", l)
+	}
+}
+
+func TestMeasureSamplingCost(t *testing.T) {
+	p := tinyPoint()
+	p.NPrompt, p.Sampling = 0, "typical"
+	recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].Sampling != "none" || recs[1].SamplingCostPct == nil {
+		t.Fatalf("want raw and sampled tg records, got %d", len(recs))
+	}
+	want := 100 * (1 - recs[1].AvgTs/recs[0].AvgTs)
+	if *recs[1].SamplingCostPct != want {
+		t.Errorf("sampling cost %v, want %v", *recs[1].SamplingCostPct, want)
+	}
+}
+
+func TestMeasureCanceledKeepsFinished(t *testing.T) {
+	p := tinyPoint()
+	p.NGen, p.Reps = 4000, 50
+	ctx, cancel := context.WithCancel(context.Background())
+	var seen []string
+	// Cancel once pp is done: tg (4000 steps x 50) is then under way.
+	recs, err := Measure(ctx, p, DescribeEnv("test"), func(r Record) {
+		seen = append(seen, r.Test)
+		time.AfterFunc(100*time.Millisecond, cancel)
+	})
+	if len(seen) != 1 || seen[0] != "pp48" {
+		t.Errorf("records reported as measured: %v, want [pp48]", seen)
+	}
+	if !errors.Is(err, engine.ErrCanceled) {
+		t.Fatalf("error %v, want ErrCanceled", err)
+	}
+	if len(recs) != 1 || !recs[0].IsPrompt() {
+		t.Errorf("want the finished pp record, got %d", len(recs))
+	}
+}
+
+func TestEstimateMemory(t *testing.T) {
+	h := gguf.Hparams{NLayer: 2, NEmbd: 256, NHead: 4, NHeadKV: 2, KeyLength: 64, ValLength: 64, NVocab: 1000, NFF: 512}
+	p := Point{NPrompt: 512, NGen: 128, Parallel: 1, NBatch: 2048, NUBatch: 512, TypeK: "f16", TypeV: "q8_0", FlashAttn: engine.FlashOn}
+	m := EstimateMemory(h, 1000, p)
+	// 512 cells x 2 layers x (K: 128 f16 = 256 B, V: 128 q8_0 = 4 blocks x 34 B = 136 B)
+	if want := int64(512 * 2 * (256 + 136)); m.KV != want {
+		t.Errorf("KV %d, want %d", m.KV, want)
+	}
+	if m.Weights != 1000 || m.Compute != 4*512*(1000+6*256+3*512) {
+		t.Errorf("%+v", m)
+	}
+	p.FlashAttn = engine.FlashOff
+	if m2 := EstimateMemory(h, 1000, p); m2.Compute != m.Compute+4*512*512*4 {
+		t.Errorf("without flash attention the scores add ubatch x ctx x heads x 4: %d vs %d", m2.Compute, m.Compute)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := tinyPoint()
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, mut := range map[string]func(*Point){
+		"no model":   func(p *Point) { p.Model = "" },
+		"nothing":    func(p *Point) { p.NPrompt, p.NGen = 0, 0 },
+		"negative":   func(p *Point) { p.NDepth = -1 },
+		"huge":       func(p *Point) { p.NGen = MaxTokens + 1 },
+		"batch":      func(p *Point) { p.NUBatch = 0 },
+		"threads":    func(p *Point) { p.Threads = 0 },
+		"parallel":   func(p *Point) { p.Parallel = 100000 },
+		"reps":       func(p *Point) { p.Reps = 0 },
+		"kv":         func(p *Point) { p.TypeK = "q3_k" },
+		"v needs fa": func(p *Point) { p.TypeV, p.FlashAttn = "q4_0", engine.FlashOff },
+		"sampling":   func(p *Point) { p.Sampling = "beam" },
+	} {
+		p := tinyPoint()
+		mut(&p)
+		var ie *InputError
+		if err := p.Validate(); !errors.As(err, &ie) {
+			t.Errorf("%s: %v, want an InputError", name, err)
+		}
+	}
+}
