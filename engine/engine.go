@@ -14,6 +14,7 @@ import "C"
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,3 +155,10 @@ func MaxParallelSequences() int { return int(C.llama_max_parallel_sequences()) }
 
 // SupportsGPUOffload reports whether any loaded backend can take layers.
 func SupportsGPUOffload() bool { return bool(C.llama_supports_gpu_offload()) }
+
+// Abort ends the process the way llama.cpp does on a fatal error
+// (abort(3), SIGABRT), after printing why. Tests of crash handling use it.
+func Abort(why string) {
+	fmt.Fprintln(os.Stderr, "tokbench: aborting:", why)
+	C.abort()
+}

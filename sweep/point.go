@@ -13,10 +13,11 @@ import (
 
 // Point is one benchmark configuration.
 type Point struct {
-	Model      string
-	NPrompt    int // pp test size; 0: no pp test
-	NGen       int // tg test size; 0: no tg test
-	NDepth     int // KV cache filled to this depth before each test
+	Model      string // file path
+	ModelID    string // how the sweep named it: the path, synth:PRESET:TYPE, ...
+	NPrompt    int    // pp test size; 0: no pp test
+	NGen       int    // tg test size; 0: no tg test
+	NDepth     int    // KV cache filled to this depth before each test
 	NBatch     int
 	NUBatch    int
 	Threads    int
@@ -33,6 +34,36 @@ type Point struct {
 	Sampling   string // "", "greedy" or "typical": also run tg through that sampler chain
 	Seed       uint64
 	Timeout    time.Duration // whole point; 0: none
+}
+
+// Key identifies a point's measurement in a results file: every setting
+// that changes what is measured, nothing that does not.
+func (p Point) Key() string {
+	id := p.ModelID
+	if id == "" {
+		id = p.Model
+	}
+	return fmt.Sprintf("%s|p=%d|n=%d|d=%d|np=%d|b=%d|ub=%d|t=%d|ngl=%d|sm=%s|mg=%d|mmap=%t|fa=%s|ctk=%s|ctv=%s|sampling=%s|r=%d|warmup=%t|seed=%d",
+		id, p.NPrompt, p.NGen, p.NDepth, p.Parallel, p.NBatch, p.UBatch(), p.Threads, p.NGPULayers, p.Split, p.MainGPU,
+		!p.NoMmap, p.FlashAttn, p.TypeK, p.TypeV, p.samplingName(), p.Reps, !p.NoWarmup, p.Seed)
+}
+
+func (p Point) samplingName() string {
+	if _, ok := p.Sampler(); ok {
+		return strings.ToLower(p.Sampling)
+	}
+	return "off"
+}
+
+// modelKey: points with the same one share a loaded model.
+func (p Point) modelKey() string {
+	return fmt.Sprintf("%s|ngl=%d|sm=%s|mg=%d|mmap=%t", p.Model, p.NGPULayers, p.Split, p.MainGPU, !p.NoMmap)
+}
+
+// contextKey: points with the same one can share a context (its size
+// is the largest they need).
+func (p Point) contextKey() string {
+	return fmt.Sprintf("%s|np=%d|b=%d|ub=%d|t=%d|fa=%s|ctk=%s|ctv=%s|seed=%d", p.modelKey(), p.Parallel, p.NBatch, p.UBatch(), p.Threads, p.FlashAttn, p.TypeK, p.TypeV, p.Seed)
 }
 
 // Defaults are llama-bench's defaults where they exist.

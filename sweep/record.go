@@ -40,6 +40,11 @@ type Record struct {
 	SamplesTs   []float64 `json:"samples_ts"`
 
 	// tokbench's own
+	Key           string   `json:"key"`      // the point's identity (resume matches on it)
+	ModelID       string   `json:"model_id"` // the model as the sweep named it
+	Status        string   `json:"status"`   // ok, skipped, failed
+	Reason        string   `json:"reason,omitempty"`
+	Phases        *Phases  `json:"phases_ms,omitempty"`
 	Tool          string   `json:"tool"` // "tokbench <version>"
 	OllamaVersion string   `json:"ollama_version"`
 	Test          string   `json:"test"` // pp512, tg128@d1024, ...
@@ -66,6 +71,24 @@ type Record struct {
 	// SamplingCostPct is how much slower the sampled tg test was than the
 	// same test with random tokens (percent of raw t/s).
 	SamplingCostPct *float64 `json:"sampling_cost_pct,omitempty"`
+}
+
+// Record statuses.
+const (
+	StatusOK      = "ok"
+	StatusSkipped = "skipped"
+	StatusFailed  = "failed"
+)
+
+// Phases is where a point's wall time went, in milliseconds: loading the
+// model and context (charged to the first point that needed them), the
+// warm-up, filling or trimming the KV cache to the point's depth, and the
+// timed repetitions.
+type Phases struct {
+	LoadMs    float64 `json:"load"`
+	WarmupMs  float64 `json:"warmup"`
+	DepthMs   float64 `json:"depth"`
+	MeasureMs float64 `json:"measure"`
 }
 
 // IsPrompt reports whether the record is a pp (prefill) test.

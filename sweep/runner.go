@@ -26,216 +26,269 @@ func DescribeEnv(version string) Env {
 	return Env{Version: version, Host: gpu.ReadHost(), Devices: engine.Devices(), CPUFeatures: engine.CPUFeatures()}
 }
 
-// Measure runs one point: a pp test and a tg test as llama-bench does
-// (plus a sampled tg test when the point asks for sampling), each with an
-// uncounted warm-up and p.Reps timed repetitions. Each record is passed to
-// done (if not nil) as soon as it is measured; records measured before an
-// error or cancellation are returned with the error.
+// ErrStopped is returned when a graceful stop was asked for: the point in
+// progress is dropped after its current repetition.
+var ErrStopped = errors.New("stopped")
+
+// Measure runs one point as `tokbench run` does: its pp test and its tg
+// test (and, with sampling, the tg test through the sampler chain), each
+// after one uncounted warm-up. Each record is passed to done (if not nil)
+// as soon as it is measured; records measured before an error or
+// cancellation are returned with the error.
 func Measure(ctx context.Context, p Point, env Env, done func(Record)) ([]Record, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	f, h, err := engine.Inspect(p.Model)
-	if err != nil {
+	if err := Check(p); err != nil {
 		return nil, err
 	}
-	if err := checkContext(h, p); err != nil {
-		return nil, err
-	}
-	if err := checkMemory(EstimateMemory(h, f.TensorBytes(), p), p); err != nil {
-		return nil, err
-	}
-	model, err := engine.LoadModel(p.Model, engine.ModelOptions{NGPULayers: p.NGPULayers, NoMmap: p.NoMmap, MainGPU: p.MainGPU, Split: p.Split})
-	if err != nil {
-		return nil, err
-	}
-	defer model.Close()
-	c, err := model.NewContext(engine.ContextOptions{
-		NCtx: p.NCtx(), NBatch: p.NBatch, NUBatch: p.UBatch(), NSeqMax: p.Parallel, Threads: p.Threads,
-		FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Seed: p.Seed,
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	if p.Timeout > 0 {
-		c.SetDeadline(time.Now().Add(p.Timeout))
-	}
-	stop := context.AfterFunc(ctx, c.Cancel)
-	defer stop()
-
-	m := &measurer{p: p, c: c, model: model}
+	tests := p.Tests()
 	var recs []Record
-	add := func(r *Record, err error) error {
-		if r != nil {
-			recs = append(recs, fill(*r, p, model.Meta, env))
-			if done != nil {
-				done(recs[len(recs)-1])
-			}
+	ex := &Executor{Env: env}
+	err := ex.Run(ctx, Order(tests), func(r Record) error {
+		if r.Status != StatusOK {
+			return errors.New(r.Reason)
 		}
-		return err
-	}
-	if !p.NoWarmup {
-		if err := m.warmup(); err != nil {
-			return nil, m.wrap(err)
+		recs = append(recs, r)
+		if done != nil {
+			done(r)
 		}
+		return nil
+	})
+	// Report in llama-bench's order (pp, tg), whatever order ran best.
+	rank := map[string]int{}
+	for i, t := range tests {
+		rank[t.Key()] = i
 	}
-	if p.NDepth > 0 {
-		// Fill once; every repetition trims back to it.
-		if err := c.Prefill(p.Parallel, p.NDepth, 0); err != nil {
-			return nil, m.wrap(fmt.Errorf("fill depth %d: %w", p.NDepth, err))
-		}
-	}
+	slices.SortStableFunc(recs, func(a, b Record) int { return rank[a.Key] - rank[b.Key] })
+	return recs, err
+}
+
+// Tests splits a point into its tests as llama-bench does: a pp test
+// (n_gen 0) and a tg test (n_prompt 0), and with sampling on, the raw tg
+// test first so the sampled one can say what sampling costs.
+func (p Point) Tests() []Point {
+	var out []Point
 	if p.NPrompt > 0 {
-		if err := add(m.prompt()); err != nil {
-			return recs, m.wrap(err)
-		}
+		t := p
+		t.NGen, t.Sampling = 0, "off"
+		out = append(out, t)
 	}
 	if p.NGen > 0 {
-		raw, err := m.generate(nil, "none")
-		if err := add(raw, err); err != nil {
-			return recs, m.wrap(err)
-		}
-		if cfg, ok := p.Sampler(); ok {
-			s := model.NewSamplers(cfg, p.Parallel)
-			defer s.Close()
-			sampled, err := m.generate(s, p.Sampling+" ("+cfg.Name()+")")
-			if sampled != nil {
-				cost := 100 * (1 - sampled.AvgTs/raw.AvgTs)
-				sampled.SamplingCostPct = &cost
-			}
-			if err := add(sampled, err); err != nil {
-				return recs, m.wrap(err)
-			}
+		t := p
+		t.NPrompt, t.Sampling = 0, "off"
+		out = append(out, t)
+		if _, ok := p.Sampler(); ok {
+			t.Sampling = p.Sampling
+			out = append(out, t)
 		}
 	}
-	return recs, nil
+	return out
 }
 
-type measurer struct {
-	p     Point
-	c     *engine.Context
-	model *engine.Model
+// Check refuses, before anything is loaded, a point whose context is longer
+// than the model was trained for or that cannot fit in memory.
+func Check(p Point) error {
+	f, h, err := engine.Inspect(p.Model)
+	if err != nil {
+		return err
+	}
+	if err := checkContext(h, p); err != nil {
+		return err
+	}
+	return checkMemory(EstimateMemory(h, f.TensorBytes(), p), p)
 }
 
-func (m *measurer) wrap(err error) error {
+// Executor measures ordered tests in this process, loading each model once,
+// building a context only when a context setting changes, and reusing the
+// KV cache's depth from one test to the next.
+type Executor struct {
+	Env Env
+	// Stop, when it returns true, ends the run after the current
+	// repetition with ErrStopped (Ctrl-C in a sweep).
+	Stop func() bool
+	// Fault makes the process abort (as llama.cpp does on a fatal error)
+	// when the test with this key starts; tests of the failure path use it.
+	Fault string
+
+	model    *engine.Model
+	modelKey string
+	sess     *session
+	rawTs    map[string]float64 // raw tg t/s by key, for sampling cost
+	loadTime time.Duration
+}
+
+// Run measures tests in the given order (see Order) and passes every
+// result, ok or failed, to emit. A failed test does not stop the run; an
+// error from emit, a cancellation or a stop does.
+func (e *Executor) Run(ctx context.Context, tests []Point, emit func(Record) error) error {
+	defer e.close()
+	if e.rawTs == nil {
+		e.rawTs = map[string]float64{}
+	}
+	for i, p := range tests {
+		if ctx.Err() != nil {
+			return engine.ErrCanceled
+		}
+		if e.Fault != "" && strings.Contains(p.Key(), e.Fault) {
+			engine.Abort("tokbench test fault at " + p.Key())
+		}
+		rec, err := e.one(ctx, p, groupNCtx(tests[i:], p))
+		switch {
+		case errors.Is(err, engine.ErrCanceled), errors.Is(err, ErrStopped):
+			return err
+		case err != nil:
+			rec = &Record{Status: StatusFailed, Reason: err.Error()}
+			// State after a failure is unknown: start the next test afresh.
+			e.closeSession()
+		}
+		r := fill(*rec, p, e.meta(), e.Env)
+		if err := emit(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Executor) meta() engine.Meta {
+	if e.model == nil {
+		return engine.Meta{}
+	}
+	return e.model.Meta
+}
+
+// groupNCtx is the context size the tests sharing p's context need: the
+// largest of theirs, so that one context serves them all.
+func groupNCtx(rest []Point, p Point) int {
+	n := 0
+	for _, q := range rest {
+		if q.contextKey() == p.contextKey() {
+			n = max(n, q.NCtx())
+		}
+	}
+	return n
+}
+
+func (e *Executor) one(ctx context.Context, p Point, nctx int) (*Record, error) {
+	var ph Phases
+	if e.modelKey != p.modelKey() {
+		e.close()
+		t0 := time.Now()
+		m, err := engine.LoadModel(p.Model, engine.ModelOptions{NGPULayers: p.NGPULayers, NoMmap: p.NoMmap, MainGPU: p.MainGPU, Split: p.Split})
+		if err != nil {
+			return nil, err
+		}
+		e.model, e.modelKey = m, p.modelKey()
+		ph.LoadMs += ms(time.Since(t0))
+	}
+	if e.sess == nil || e.sess.key != p.contextKey() || e.sess.opts.NCtx < p.NCtx() {
+		e.closeSession()
+		t0 := time.Now()
+		s, err := newSession(e.model, p, nctx)
+		if err != nil {
+			return nil, err
+		}
+		e.sess = s
+		ph.LoadMs += ms(time.Since(t0))
+		if !p.NoWarmup {
+			t0 = time.Now()
+			if err := s.warmup(p); err != nil {
+				return nil, err
+			}
+			ph.WarmupMs = ms(time.Since(t0))
+		}
+	}
+	s := e.sess
+	s.stop = e.Stop
+	if p.Timeout > 0 {
+		s.c.SetDeadline(time.Now().Add(p.Timeout))
+		defer s.c.SetDeadline(time.Time{})
+	}
+	stop := context.AfterFunc(ctx, s.c.Cancel)
+	defer stop()
+	t0 := time.Now()
+	if err := s.setDepth(p.Parallel, p.NDepth); err != nil {
+		return nil, wrapTimeout(fmt.Errorf("fill depth %d: %w", p.NDepth, err), p)
+	}
+	ph.DepthMs = ms(time.Since(t0))
+	t0 = time.Now()
+	var rec *Record
+	var err error
+	if p.NGen == 0 {
+		rec, err = s.prompt(p)
+	} else {
+		rec, err = e.generate(s, p)
+	}
+	if err != nil {
+		return nil, wrapTimeout(err, p)
+	}
+	ph.MeasureMs = ms(time.Since(t0))
+	rec.Phases = &ph
+	rec.NCtx = s.opts.NCtx
+	rec.Status = StatusOK
+	return rec, nil
+}
+
+func (e *Executor) generate(s *session, p Point) (*Record, error) {
+	cfg, sampled := p.Sampler()
+	if !sampled {
+		rec, err := s.generate(p, nil, "none")
+		if err == nil {
+			e.rawTs[p.Key()] = rec.AvgTs
+		}
+		return rec, err
+	}
+	raw := p
+	raw.Sampling = "off"
+	rawTs, ok := e.rawTs[raw.Key()]
+	if !ok {
+		// The raw test was not part of this run: measure it for the
+		// comparison, without a record of its own.
+		r, err := s.generate(raw, nil, "none")
+		if err != nil {
+			return nil, err
+		}
+		rawTs = r.AvgTs
+		e.rawTs[raw.Key()] = rawTs
+	}
+	smp := e.model.NewSamplers(cfg, p.Parallel)
+	defer smp.Close()
+	rec, err := s.generate(p, smp, strings.ToLower(p.Sampling)+" ("+cfg.Name()+")")
+	if err != nil {
+		return nil, err
+	}
+	cost := 100 * (1 - rec.AvgTs/rawTs)
+	rec.SamplingCostPct = &cost
+	return rec, nil
+}
+
+func wrapTimeout(err error, p Point) error {
 	if errors.Is(err, engine.ErrDeadline) {
-		return fmt.Errorf("%w (--timeout %s)", err, m.p.Timeout)
+		return fmt.Errorf("%w (--timeout %s)", err, p.Timeout)
 	}
 	return err
 }
 
-// warmup runs each test once, small, uncounted: first-use allocations,
-// graph building and page faults happen here instead of in repetition 1.
-func (m *measurer) warmup() error {
-	if m.p.NPrompt > 0 {
-		if err := m.c.Prefill(m.p.Parallel, min(m.p.NPrompt, m.p.NBatch), 0); err != nil {
-			return fmt.Errorf("warm-up: %w", err)
-		}
+func (e *Executor) closeSession() {
+	if e.sess != nil {
+		e.sess.c.Close()
+		e.sess = nil
 	}
-	if m.p.NGen > 0 {
-		m.c.Clear()
-		if err := m.c.Step(m.p.Parallel, 0, nil); err != nil {
-			return fmt.Errorf("warm-up: %w", err)
-		}
-	}
-	m.c.Clear()
-	return nil
 }
 
-// reset brings the KV cache back to the point's depth.
-func (m *measurer) reset() error {
-	if m.p.NDepth == 0 {
-		m.c.Clear()
-		return nil
+func (e *Executor) close() {
+	e.closeSession()
+	if e.model != nil {
+		e.model.Close()
+		e.model, e.modelKey = nil, ""
 	}
-	return m.c.Trim(m.p.NDepth)
 }
 
-// prompt is the pp test: n_prompt tokens per sequence decoded in n_batch
-// chunks, synchronised once. TTFT is its duration: the first generated
-// token's logits are ready when it ends.
-func (m *measurer) prompt() (*Record, error) {
-	p := m.p
-	ns := make([]float64, 0, p.Reps)
-	for r := 0; r < p.Reps; r++ {
-		if err := m.reset(); err != nil {
-			return nil, err
-		}
-		t0 := time.Now()
-		if err := m.c.Prefill(p.Parallel, p.NPrompt, p.NDepth); err != nil {
-			return nil, fmt.Errorf("pp%d repetition %d: %w", p.NPrompt, r+1, err)
-		}
-		ns = append(ns, float64(time.Since(t0).Nanoseconds()))
-	}
-	rec := rates(ns, p.Parallel*p.NPrompt, p.Parallel)
-	rec.NPrompt, rec.Test, rec.Sampling = p.NPrompt, testName("pp", p.NPrompt, p), "none"
-	rec.TTFT = Latencies(ns)
-	return rec, nil
-}
-
-// generate is the tg test: n_gen steps of one token per sequence, each
-// decoded and synchronised on its own; every step's time is an
-// inter-token latency.
-func (m *measurer) generate(s *engine.SamplerSet, sampling string) (*Record, error) {
-	p := m.p
-	ns := make([]float64, 0, p.Reps)
-	steps := make([]float64, 0, p.Reps*p.NGen)
-	for r := 0; r < p.Reps; r++ {
-		if err := m.reset(); err != nil {
-			return nil, err
-		}
-		if s != nil {
-			s.Reset()
-			m.c.SeedTokens(p.Parallel)
-		}
-		t0 := time.Now()
-		prev := t0
-		for i := 0; i < p.NGen; i++ {
-			if err := m.c.Step(p.Parallel, p.NDepth+i, s); err != nil {
-				return nil, fmt.Errorf("tg%d repetition %d step %d: %w", p.NGen, r+1, i+1, err)
-			}
-			now := time.Now()
-			steps = append(steps, float64(now.Sub(prev).Nanoseconds()))
-			prev = now
-		}
-		ns = append(ns, float64(prev.Sub(t0).Nanoseconds()))
-	}
-	rec := rates(ns, p.Parallel*p.NGen, p.Parallel)
-	rec.NGen, rec.Test, rec.Sampling = p.NGen, testName("tg", p.NGen, p), sampling
-	rec.ITL = Latencies(steps)
-	return rec, nil
-}
-
-// rates turns repetition times into llama-bench's figures and ours.
-func rates(ns []float64, tokens, parallel int) *Record {
-	ts := make([]float64, len(ns))
-	r := &Record{SamplesNs: make([]uint64, len(ns)), SamplesTs: ts}
-	for i, v := range ns {
-		r.SamplesNs[i] = uint64(v)
-		ts[i] = float64(tokens) * 1e9 / v
-	}
-	tn, tt := Summarize(ns), Summarize(ts)
-	r.AvgNs, r.StddevNs = uint64(tn.Mean), uint64(tn.Stddev)
-	r.AvgTs, r.StddevTs = tt.Mean, tt.Stddev
-	r.MedianTs, r.MinTs, r.MaxTs, r.CI95Ts, r.CV = tt.Median, tt.Min, tt.Max, tt.CI95, tt.CV
-	r.AvgTsPerSeq = tt.Mean / float64(parallel)
-	return r
-}
-
-func testName(kind string, n int, p Point) string {
-	s := fmt.Sprintf("%s%d", kind, n)
-	if p.NDepth > 0 {
-		s += fmt.Sprintf("@d%d", p.NDepth)
-	}
-	if p.Parallel > 1 {
-		s += fmt.Sprintf("x%d", p.Parallel)
-	}
-	return s
-}
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // fill adds the point's settings, the model and the environment.
 func fill(r Record, p Point, meta engine.Meta, env Env) Record {
+	r.Key, r.ModelID = p.Key(), p.ModelID
 	r.BuildCommit, r.OllamaVersion = engine.LlamaCommit, engine.OllamaVersion
 	r.Tool = "tokbench " + env.Version
 	r.CPUInfo, r.CPUFeatures = env.Host.CPUModel, env.CPUFeatures
@@ -256,20 +309,46 @@ func fill(r Record, p Point, meta engine.Meta, env Env) Record {
 	if len(gpuBackends) > 0 && p.NGPULayers != 0 {
 		r.Backend = strings.Join(gpuBackends, ",")
 	}
-	r.ModelFile, r.ModelType, r.ModelSize, r.ModelParams = meta.Path, meta.Desc, meta.Size, meta.NParams
+	r.ModelFile, r.ModelType, r.ModelSize, r.ModelParams = p.Model, meta.Desc, meta.Size, meta.NParams
 	r.ModelFileType, r.ModelFileSize = meta.FileType, meta.FileSize
+	r.NPrompt, r.NGen = p.NPrompt, p.NGen
+	if r.Test == "" {
+		r.Test = p.TestName()
+	}
+	if r.Sampling == "" {
+		r.Sampling = p.samplingName()
+	}
 	r.NBatch, r.NUBatch, r.NThreads = p.NBatch, p.UBatch(), p.Threads
 	r.TypeK, r.TypeV = p.TypeK, p.TypeV
 	r.NGPULayers = p.NGPULayers
-	if p.NGPULayers < 0 {
+	if p.NGPULayers < 0 && meta.NLayer > 0 {
 		r.NGPULayers = meta.NLayer + 1
 	}
 	r.SplitMode = p.Split.String()
 	r.MainGPU, r.FlashAttn, r.UseMmap = p.MainGPU, int(p.FlashAttn), !p.NoMmap
-	r.NDepth, r.NCtx, r.NParallel = p.NDepth, p.NCtx(), p.Parallel
+	r.NDepth, r.NParallel = p.NDepth, p.Parallel
+	if r.NCtx == 0 {
+		r.NCtx = p.NCtx()
+	}
 	r.Reps, r.Warmup = p.Reps, !p.NoWarmup
 	r.TestTime = time.Now().UTC().Truncate(time.Second)
 	return r
+}
+
+// TestName is the short name of a one-test point: pp512, tg128@d1024x4.
+func (p Point) TestName() string {
+	kind, n := "tg", p.NGen
+	if p.NGen == 0 {
+		kind, n = "pp", p.NPrompt
+	}
+	s := fmt.Sprintf("%s%d", kind, n)
+	if p.NDepth > 0 {
+		s += fmt.Sprintf("@d%d", p.NDepth)
+	}
+	if p.Parallel > 1 {
+		s += fmt.Sprintf("x%d", p.Parallel)
+	}
+	return s
 }
 
 func appendNew(xs []string, s string) []string {

@@ -61,6 +61,7 @@ func TestMeasurePPAndTG(t *testing.T) {
 		if got := tokens * 1e9 / float64(r.SamplesNs[0]); got < 0.999*r.SamplesTs[0] || got > 1.001*r.SamplesTs[0] {
 			t.Errorf("%s: samples_ts[0] %v, samples_ns gives %v", r.Test, r.SamplesTs[0], got)
 		}
+		// One context serves both tests: sized for the larger (pp).
 		if r.NCtx != 3*(40+48) || r.NDepth != 40 || r.BuildCommit != engine.LlamaCommit || r.CPUFeatures == "" {
 			t.Errorf("%s: n_ctx %d depth %d build %q", r.Test, r.NCtx, r.NDepth, r.BuildCommit)
 		}
@@ -92,22 +93,22 @@ func TestMeasureSamplingCost(t *testing.T) {
 
 func TestMeasureCanceledKeepsFinished(t *testing.T) {
 	p := tinyPoint()
-	p.NGen, p.Reps = 4000, 50
+	p.NPrompt, p.Reps = 4000, 50
 	ctx, cancel := context.WithCancel(context.Background())
 	var seen []string
-	// Cancel once pp is done: tg (4000 steps x 50) is then under way.
+	// tg runs first; cancel once it is done: pp (4000 tokens x 50) is then under way.
 	recs, err := Measure(ctx, p, DescribeEnv("test"), func(r Record) {
 		seen = append(seen, r.Test)
 		time.AfterFunc(100*time.Millisecond, cancel)
 	})
-	if len(seen) != 1 || seen[0] != "pp48" {
-		t.Errorf("records reported as measured: %v, want [pp48]", seen)
+	if len(seen) != 1 || seen[0] != "tg12" {
+		t.Errorf("records reported as measured: %v, want [tg12]", seen)
 	}
 	if !errors.Is(err, engine.ErrCanceled) {
 		t.Fatalf("error %v, want ErrCanceled", err)
 	}
-	if len(recs) != 1 || !recs[0].IsPrompt() {
-		t.Errorf("want the finished pp record, got %d", len(recs))
+	if len(recs) != 1 || recs[0].IsPrompt() {
+		t.Errorf("want the finished tg record, got %d", len(recs))
 	}
 }
 

@@ -1,0 +1,154 @@
+package sweep
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tokbench/tokbench/engine"
+)
+
+// session is one context and what its KV cache holds: every sequence
+// filled to the same depth with random tokens.
+type session struct {
+	c     *engine.Context
+	key   string
+	opts  engine.ContextOptions
+	depth int // tokens held per sequence; -1 when unknown
+	stop  func() bool
+}
+
+func newSession(m *engine.Model, p Point, nctx int) (*session, error) {
+	o := engine.ContextOptions{
+		NCtx: max(nctx, p.NCtx()), NBatch: p.NBatch, NUBatch: p.UBatch(), NSeqMax: p.Parallel, Threads: p.Threads,
+		FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Seed: p.Seed,
+	}
+	c, err := m.NewContext(o)
+	if err != nil {
+		return nil, err
+	}
+	return &session{c: c, key: p.contextKey(), opts: o}, nil
+}
+
+// warmup runs each kind of test once, small and uncounted: first-use
+// allocations, graph building and page faults happen here, not in
+// repetition 1.
+func (s *session) warmup(p Point) error {
+	s.c.Clear()
+	if err := s.c.Prefill(p.Parallel, min(max(p.NPrompt, 1), p.NBatch), 0); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	s.c.Clear()
+	if err := s.c.Step(p.Parallel, 0, nil); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	s.c.Clear()
+	s.depth = 0
+	return nil
+}
+
+// setDepth brings every sequence to d tokens: trimming is free, so a
+// cache holding more is cut back; one holding less is extended from where
+// it stands rather than refilled from zero.
+func (s *session) setDepth(nSeq, d int) error {
+	switch {
+	case s.depth == d:
+		return nil
+	case s.depth > d:
+		if err := s.c.Trim(d); err == nil {
+			s.depth = d
+			return nil
+		}
+		s.c.Clear()
+		s.depth = 0
+	case s.depth < 0:
+		s.c.Clear()
+		s.depth = 0
+	}
+	if err := s.c.Prefill(nSeq, d-s.depth, s.depth); err != nil {
+		s.depth = -1
+		return err
+	}
+	s.depth = d
+	return nil
+}
+
+func (s *session) stopping() bool { return s.stop != nil && s.stop() }
+
+// prompt is the pp test: n_prompt tokens per sequence decoded in n_batch
+// chunks and synchronised once. TTFT is its duration: the first generated
+// token's logits are ready when it ends. The last repetition's tokens stay
+// in the cache, so the next, deeper test need not fill them again.
+func (s *session) prompt(p Point) (*Record, error) {
+	ns := make([]float64, 0, p.Reps)
+	for r := 0; r < p.Reps; r++ {
+		if r > 0 && s.stopping() {
+			return nil, ErrStopped
+		}
+		if err := s.setDepth(p.Parallel, p.NDepth); err != nil {
+			return nil, err
+		}
+		s.depth = -1
+		t0 := time.Now()
+		if err := s.c.Prefill(p.Parallel, p.NPrompt, p.NDepth); err != nil {
+			return nil, fmt.Errorf("pp%d repetition %d: %w", p.NPrompt, r+1, err)
+		}
+		ns = append(ns, float64(time.Since(t0).Nanoseconds()))
+		s.depth = p.NDepth + p.NPrompt
+	}
+	rec := rates(ns, p.Parallel*p.NPrompt, p.Parallel)
+	rec.TTFT = Latencies(ns)
+	return rec, nil
+}
+
+// generate is the tg test: n_gen steps of one token per sequence, each
+// decoded and synchronised on its own; every step's time is an
+// inter-token latency.
+func (s *session) generate(p Point, smp *engine.SamplerSet, sampling string) (*Record, error) {
+	ns := make([]float64, 0, p.Reps)
+	steps := make([]float64, 0, p.Reps*p.NGen)
+	for r := 0; r < p.Reps; r++ {
+		if r > 0 && s.stopping() {
+			return nil, ErrStopped
+		}
+		if err := s.setDepth(p.Parallel, p.NDepth); err != nil {
+			return nil, err
+		}
+		if smp != nil {
+			smp.Reset()
+			s.c.SeedTokens(p.Parallel)
+		}
+		s.depth = -1
+		t0 := time.Now()
+		prev := t0
+		for i := 0; i < p.NGen; i++ {
+			if err := s.c.Step(p.Parallel, p.NDepth+i, smp); err != nil {
+				return nil, fmt.Errorf("tg%d repetition %d step %d: %w", p.NGen, r+1, i+1, err)
+			}
+			now := time.Now()
+			steps = append(steps, float64(now.Sub(prev).Nanoseconds()))
+			prev = now
+		}
+		ns = append(ns, float64(prev.Sub(t0).Nanoseconds()))
+		s.depth = p.NDepth + p.NGen
+	}
+	rec := rates(ns, p.Parallel*p.NGen, p.Parallel)
+	rec.Sampling = sampling
+	rec.ITL = Latencies(steps)
+	return rec, nil
+}
+
+// rates turns repetition times into llama-bench's figures and ours.
+func rates(ns []float64, tokens, parallel int) *Record {
+	ts := make([]float64, len(ns))
+	r := &Record{SamplesNs: make([]uint64, len(ns)), SamplesTs: ts}
+	for i, v := range ns {
+		r.SamplesNs[i] = uint64(v)
+		ts[i] = float64(tokens) * 1e9 / v
+	}
+	tn, tt := Summarize(ns), Summarize(ts)
+	r.AvgNs, r.StddevNs = uint64(tn.Mean), uint64(tn.Stddev)
+	r.AvgTs, r.StddevTs = tt.Mean, tt.Stddev
+	r.MedianTs, r.MinTs, r.MaxTs, r.CI95Ts, r.CV = tt.Median, tt.Min, tt.Max, tt.CI95, tt.CV
+	r.AvgTsPerSeq = tt.Mean / float64(parallel)
+	return r
+}
