@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -79,7 +80,7 @@ func ms(l *sweep.Latency, f func(*sweep.Latency) float64) string {
 }
 
 var columns = []column{
-	{"model", false, func(r *sweep.Record) string { return r.ModelType }},
+	{"model", false, func(r *sweep.Record) string { return cmpOr(r.ModelID, r.ModelType) }},
 	{"size", true, func(r *sweep.Record) string { return size(r.ModelSize) }},
 	{"params", true, func(r *sweep.Record) string { return params(r.ModelParams) }},
 	{"backend", false, func(r *sweep.Record) string { return r.Backend }},
@@ -87,7 +88,12 @@ var columns = []column{
 	{"fa", true, func(r *sweep.Record) string { return [...]string{"auto", "off", "on"}[r.FlashAttn+1] }},
 	{"test", false, func(r *sweep.Record) string { return r.Test }},
 	{"sampling", false, func(r *sweep.Record) string { return strings.SplitN(r.Sampling, " ", 2)[0] }},
-	{"t/s", true, func(r *sweep.Record) string { return fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs) }},
+	{"t/s", true, func(r *sweep.Record) string {
+		if r.Status != "" && r.Status != sweep.StatusOK {
+			return strings.ToUpper(r.Status)
+		}
+		return fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs)
+	}},
 	{"t/s/seq", true, func(r *sweep.Record) string { return fmt.Sprintf("%.2f", r.AvgTsPerSeq) }},
 	{"cv", true, func(r *sweep.Record) string { return fmt.Sprintf("%.1f%%", 100*r.CV) }},
 	{"ttft ms", true, func(r *sweep.Record) string { return ms(r.TTFT, func(l *sweep.Latency) float64 { return l.P50 }) }},
@@ -95,7 +101,30 @@ var columns = []column{
 	{"itl p99 ms", true, func(r *sweep.Record) string { return ms(r.ITL, func(l *sweep.Latency) float64 { return l.P99 }) }},
 }
 
-// Table writes an aligned table.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Grouped orders records by model and quantization, keeping the order
+// within each group, as a sweep's closing table shows them.
+func Grouped(recs []sweep.Record) []sweep.Record {
+	out := slices.Clone(recs)
+	first := map[string]int{}
+	for i, r := range out {
+		if _, ok := first[group(&r)]; !ok {
+			first[group(&r)] = i
+		}
+	}
+	slices.SortStableFunc(out, func(a, b sweep.Record) int { return first[group(&a)] - first[group(&b)] })
+	return out
+}
+
+func group(r *sweep.Record) string { return cmpOr(r.ModelID, r.ModelFile) + "|" + r.ModelFileType }
+
+// Table writes an aligned table, a blank line between models.
 func Table(w io.Writer, recs []sweep.Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(cells []string) {
@@ -110,6 +139,11 @@ func Table(w io.Writer, recs []sweep.Record) error {
 	}
 	row(head)
 	for i := range recs {
+		if i > 0 && group(&recs[i]) != group(&recs[i-1]) {
+			// A row of empty cells, not an empty line: tabwriter would
+			// align the groups separately.
+			row(make([]string, len(columns)))
+		}
 		var cells []string
 		for _, c := range columns {
 			cells = append(cells, c.value(&recs[i]))
@@ -153,7 +187,10 @@ func footer(w io.Writer, recs []sweep.Record) error {
 	_, err := fmt.Fprintf(w, "\nbuild: llama.cpp %s (ollama %s), %s; cpu: %s (%s)\n", r.BuildCommit, r.OllamaVersion, r.Tool, r.CPUInfo, r.CPUFeatures)
 	for _, rec := range recs {
 		if rec.SamplingCostPct != nil {
-			fmt.Fprintf(w, "sampling %s costs %.1f%% of raw decode t/s\n", rec.Sampling, *rec.SamplingCostPct)
+			fmt.Fprintf(w, "%s %s: sampling %s costs %.1f%% of raw decode t/s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, rec.Sampling, *rec.SamplingCostPct)
+		}
+		if rec.Status != "" && rec.Status != sweep.StatusOK {
+			fmt.Fprintf(w, "%s %s %s: %s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, rec.Status, rec.Reason)
 		}
 	}
 	return err
@@ -186,6 +223,9 @@ var csvFields = []struct {
 	{"n_parallel", func(r *sweep.Record) string { return strconv.Itoa(r.NParallel) }},
 	{"sampling", func(r *sweep.Record) string { return r.Sampling }},
 	{"test", func(r *sweep.Record) string { return r.Test }},
+	{"status", func(r *sweep.Record) string { return r.Status }},
+	{"reason", func(r *sweep.Record) string { return r.Reason }},
+	{"key", func(r *sweep.Record) string { return r.Key }},
 	{"avg_ns", func(r *sweep.Record) string { return strconv.FormatUint(r.AvgNs, 10) }},
 	{"stddev_ns", func(r *sweep.Record) string { return strconv.FormatUint(r.StddevNs, 10) }},
 	{"avg_ts", func(r *sweep.Record) string { return fmtF(r.AvgTs) }},

@@ -15,6 +15,7 @@ import (
 type Point struct {
 	Model      string // file path
 	ModelID    string // how the sweep named it: the path, synth:PRESET:TYPE, ...
+	Quant      string // the model's file type (q4_0, f16, ...), for filters and grouping
 	NPrompt    int    // pp test size; 0: no pp test
 	NGen       int    // tg test size; 0: no tg test
 	NDepth     int    // KV cache filled to this depth before each test

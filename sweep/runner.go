@@ -110,6 +110,8 @@ type Executor struct {
 	// Fault makes the process abort (as llama.cpp does on a fatal error)
 	// when the test with this key starts; tests of the failure path use it.
 	Fault string
+	// Started, if set, is told of each test as it starts.
+	Started func(Point)
 
 	model    *engine.Model
 	modelKey string
@@ -129,6 +131,9 @@ func (e *Executor) Run(ctx context.Context, tests []Point, emit func(Record) err
 	for i, p := range tests {
 		if ctx.Err() != nil {
 			return engine.ErrCanceled
+		}
+		if e.Started != nil {
+			e.Started(p)
 		}
 		if e.Fault != "" && strings.Contains(p.Key(), e.Fault) {
 			engine.Abort("tokbench test fault at " + p.Key())

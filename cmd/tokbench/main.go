@@ -55,6 +55,9 @@ func run(args []string) int {
 		},
 		Commands: []*cli.Command{
 			runCommand(),
+			sweepCommand(),
+			reportCommand(),
+			workerCommand(),
 			synthCommand(),
 			quantizeCommand(),
 			devicesCommand(),
@@ -72,16 +75,22 @@ func run(args []string) int {
 	if err == nil {
 		return 0
 	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) && ec.Error() == "" {
+		return ec.ExitCode()
+	}
 	fmt.Fprintln(os.Stderr, "tokbench:", err)
 	var ie *sweep.InputError
 	switch {
-	case errors.Is(err, engine.ErrCanceled) || ctx.Err() != nil:
+	case errors.Is(err, engine.ErrCanceled) || errors.Is(err, errInterrupted) || ctx.Err() != nil:
 		return exitInterrupted
 	case errors.As(err, &ie):
 		return exitUsage
 	}
 	return exitFail
 }
+
+var errInterrupted = errors.New("interrupted")
 
 func usageErr(err error) error { return &sweep.InputError{Err: err} }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -86,7 +85,11 @@ func doRun(c *cli.Context) error {
 			return usagef("give -m or --synth, not both")
 		}
 		var err error
-		if model, err = synthCached(c.String("synth"), c.String("synth-type"), c.Uint64("seed")); err != nil {
+		dir, err := sweep.CacheDir()
+		if err != nil {
+			return err
+		}
+		if model, err = sweep.SynthModel(dir, c.String("synth"), c.String("synth-type"), c.Uint64("seed"), os.Stderr); err != nil {
 			return err
 		}
 	}
@@ -107,44 +110,6 @@ func doRun(c *cli.Context) error {
 		return fmt.Errorf("interrupted: %d test(s) finished and printed", len(recs))
 	}
 	return err
-}
-
-// synthCached returns the path of a synthetic model in the cache,
-// making it first if absent.
-func synthCached(preset, typ string, seed uint64) (string, error) {
-	s, err := engine.Preset(preset)
-	if err != nil {
-		return "", usageErr(err)
-	}
-	name, _, err := engine.ParseFileType(typ)
-	if err != nil {
-		return "", usageErr(err)
-	}
-	dir, err := cacheDir()
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, fmt.Sprintf("%s-%s-s%d.gguf", s.Name, name, seed))
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
-	fmt.Fprintf(os.Stderr, "synthesizing %s %s (%d params) into %s, once\n", s.Name, name, s.Params(), path)
-	return path, engine.Synthesize(s, path, engine.SynthOptions{Type: name, Seed: seed})
-}
-
-func cacheDir() (string, error) {
-	dir := os.Getenv("TOKBENCH_CACHE")
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("no cache folder: set TOKBENCH_CACHE: %w", err)
-		}
-		dir = filepath.Join(base, "tokbench")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("cache folder: %w", err)
-	}
-	return dir, nil
 }
 
 func contains(xs []string, s string) bool {

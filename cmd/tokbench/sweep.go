@@ -1,0 +1,236 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/report"
+	"github.com/tokbench/tokbench/sweep"
+)
+
+func sweepCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sweep",
+		Usage: "measure a grid of points (models x quantizations x depths x batch ...), resumably",
+		UsageText: "tokbench sweep -m a.gguf,b.gguf -p 512 -n 128 -d 0,1024,4096 --parallel 1,4 --out results.jsonl\n" +
+			"   tokbench sweep --quantize-from model-f16.gguf --types q8_0,q4_k_m -d 0-4096*2 --out results.jsonl\n" +
+			"   tokbench sweep --spec examples/sweep.yaml --dry-run",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "spec", Usage: "YAML sweep spec (examples/sweep.yaml); flags given too override its keys"},
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "models, comma-separated"},
+			&cli.StringFlag{Name: "synth", Usage: "synthetic presets, comma-separated (made once in the cache)"},
+			&cli.StringFlag{Name: "types", Usage: "quantizations for --synth and --quantize-from, comma-separated"},
+			&cli.StringFlag{Name: "quantize-from", Usage: "F16/BF16/F32 model to quantize to each of --types (cached by file hash and type)"},
+			&cli.StringFlag{Name: "n-prompt", Aliases: []string{"p"}, Usage: "pp test sizes: list and ranges (512,1024  0-4096*2  1-8+1); default 512"},
+			&cli.StringFlag{Name: "n-gen", Aliases: []string{"n"}, Usage: "tg test sizes; default 128"},
+			&cli.StringFlag{Name: "n-depth", Aliases: []string{"d"}, Usage: "KV cache depths; default 0"},
+			&cli.StringFlag{Name: "parallel", Aliases: []string{"np"}, Usage: "parallel sequences; default 1"},
+			&cli.StringFlag{Name: "batch-size", Aliases: []string{"b"}, Usage: "logical batch sizes; default 2048"},
+			&cli.StringFlag{Name: "ubatch-size", Aliases: []string{"ub"}, Usage: "physical batch sizes; default 512"},
+			&cli.StringFlag{Name: "threads", Aliases: []string{"t"}, Usage: "thread counts; default physical cores"},
+			&cli.StringFlag{Name: "n-gpu-layers", Aliases: []string{"ngl"}, Usage: "GPU layer counts; default -1 (all)"},
+			&cli.StringFlag{Name: "flash-attn", Aliases: []string{"fa"}, Usage: "on, off, auto (list); default auto"},
+			&cli.StringFlag{Name: "cache-type-k", Aliases: []string{"ctk"}, Usage: "K cache types (list); default f16"},
+			&cli.StringFlag{Name: "cache-type-v", Aliases: []string{"ctv"}, Usage: "V cache types (list); default f16"},
+			&cli.StringFlag{Name: "sampling", Usage: "off, greedy, typical (list) for tg points; default off"},
+			&cli.StringFlag{Name: "split-mode", Aliases: []string{"sm"}, Usage: "none, layer, row; default layer"},
+			&cli.IntFlag{Name: "main-gpu", Aliases: []string{"mg"}, Usage: "GPU for split-mode none"},
+			&cli.BoolFlag{Name: "no-mmap", Usage: "read models instead of mapping them"},
+			&cli.IntFlag{Name: "repetitions", Aliases: []string{"r"}, Usage: "timed repetitions per point; default 5"},
+			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the warm-up of each new context"},
+			&cli.DurationFlag{Name: "timeout", Usage: "time limit per point; default 10m"},
+			&cli.Uint64Flag{Name: "seed", Usage: "seed of random tokens and synthetic weights; default 42"},
+			&cli.StringSliceFlag{Name: "filter", Usage: "drop the points matching, e.g. 'n_depth>=4096 && parallel>4' (repeatable)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (points, memory, estimated time) and stop"},
+			&cli.StringFlag{Name: "out", Value: "results.jsonl", Usage: "JSONL results file, one record per point, written as measured"},
+			&cli.BoolFlag{Name: "resume", Usage: "continue --out, skipping the points it holds"},
+			&cli.BoolFlag{Name: "retry-failed", Usage: "with --resume, measure failed points again"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "closing summary format: " + strings.Join(report.Formats, ", ")},
+			&cli.StringFlag{Name: "test-fault", Hidden: true, Usage: "abort the worker at the point whose key contains this (tests)"},
+		},
+		Action: doSweep,
+	}
+}
+
+// specFromFlags starts from --spec (or the defaults) and applies the flags
+// that were given.
+func specFromFlags(c *cli.Context) (*sweep.Spec, error) {
+	threads := gpu.ReadHost().Cores
+	s := sweep.DefaultSpec(threads)
+	if f := c.String("spec"); f != "" {
+		var err error
+		if s, err = sweep.LoadSpec(f, threads); err != nil {
+			return nil, err
+		}
+	}
+	ints := map[string]*sweep.IntAxis{"n-prompt": &s.NPrompt, "n-gen": &s.NGen, "n-depth": &s.NDepth, "parallel": &s.Parallel,
+		"batch-size": &s.NBatch, "ubatch-size": &s.NUBatch, "threads": &s.Threads, "n-gpu-layers": &s.NGPULayers}
+	for name, ax := range ints {
+		if c.IsSet(name) {
+			v, err := sweep.ParseInts(c.String(name))
+			if err != nil {
+				return nil, usagef("--%s: %v", name, err)
+			}
+			*ax = sweep.Ints(v...)
+		}
+	}
+	strs := map[string]*sweep.StrAxis{"model": &s.Models, "synth": &s.Synth, "types": &s.Types, "flash-attn": &s.FlashAttn,
+		"cache-type-k": &s.TypeK, "cache-type-v": &s.TypeV, "sampling": &s.Sampling}
+	for name, ax := range strs {
+		if c.IsSet(name) {
+			*ax = sweep.Strs(splitList(c.String(name))...)
+		}
+	}
+	if c.IsSet("filter") {
+		s.Filter = sweep.Strs(c.StringSlice("filter")...)
+	}
+	if c.IsSet("quantize-from") {
+		s.QuantizeFrom = c.String("quantize-from")
+	}
+	if c.IsSet("split-mode") {
+		s.SplitMode = c.String("split-mode")
+	}
+	if c.IsSet("main-gpu") {
+		s.MainGPU = c.Int("main-gpu")
+	}
+	if c.IsSet("no-mmap") {
+		s.Mmap = !c.Bool("no-mmap")
+	}
+	if c.IsSet("repetitions") {
+		s.Repetitions = c.Int("repetitions")
+	}
+	if c.IsSet("no-warmup") {
+		s.Warmup = !c.Bool("no-warmup")
+	}
+	if c.IsSet("timeout") {
+		s.Timeout = sweep.Duration{Duration: c.Duration("timeout")}
+	}
+	if c.IsSet("seed") {
+		s.Seed = c.Uint64("seed")
+	}
+	if err := s.Validate(); err != nil {
+		return nil, usageErr(err)
+	}
+	return s, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func doSweep(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("unexpected argument %q: flags come before arguments, and sweep takes none", c.Args().First())
+	}
+	format := c.String("output")
+	if !contains(report.Formats, format) {
+		return usagef("output format %q: use one of %s", format, strings.Join(report.Formats, ", "))
+	}
+	s, err := specFromFlags(c)
+	if err != nil {
+		return err
+	}
+	dir, err := sweep.CacheDir()
+	if err != nil {
+		return err
+	}
+	models, err := sweep.Models(s, dir, os.Stderr)
+	if err != nil {
+		return err
+	}
+	points, dropped, err := s.Points(models)
+	if err != nil {
+		return err
+	}
+	if len(points) == 0 {
+		return usagef("the filters dropped all %d points", dropped)
+	}
+	env := sweep.DescribeEnv(version)
+	if c.Bool("dry-run") {
+		plan, err := sweep.MakePlan(points, nil, env)
+		if err != nil {
+			return err
+		}
+		plan.Dropped = dropped
+		plan.Print(os.Stdout)
+		return nil
+	}
+	var exeArgs []string
+	for _, d := range c.StringSlice("backend-dir") {
+		exeArgs = append(exeArgs, "--backend-dir", d)
+	}
+	out, err := sweep.Run(c.Context, points, env, sweep.Options{
+		Out: c.String("out"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
+		ExeArgs: exeArgs, Fault: c.String("test-fault"), Log: os.Stderr, TTY: isTerminal(os.Stderr), Dropped: dropped,
+	})
+	if err != nil {
+		return err
+	}
+	if err := report.Write(os.Stdout, format, report.Grouped(out.Records)); err != nil {
+		return err
+	}
+	ph := out.Phases
+	fmt.Fprintf(os.Stderr, "\n%d of %d points recorded this run (%d skipped, %d failed) in %s: loading %.1fs, warm-up %.1fs, depth fill %.1fs, measuring %.1fs; results in %s\n",
+		out.New, out.Total, out.Skipped, out.Failed, out.Wall.Round(100_000_000), ph.LoadMs/1000, ph.WarmupMs/1000, ph.DepthMs/1000, ph.MeasureMs/1000, c.String("out"))
+	if out.Interrupted {
+		cmd := strings.Join(os.Args, " ")
+		if !c.Bool("resume") {
+			cmd += " --resume"
+		}
+		return fmt.Errorf("%w: every finished point is in %s; continue with:\n  %s", errInterrupted, c.String("out"), cmd)
+	}
+	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "print a results file again",
+		UsageText: "tokbench report results.jsonl [-o table|md|csv|json|jsonl]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "format: " + strings.Join(report.Formats, ", ")},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("give one results file: tokbench report results.jsonl")
+			}
+			recs, _, torn, err := sweep.ReadRecords(c.Args().First())
+			if err != nil {
+				return err
+			}
+			if torn {
+				fmt.Fprintf(os.Stderr, "%s: ignoring a torn last line\n", c.Args().First())
+			}
+			return report.Write(os.Stdout, c.String("output"), report.Grouped(recs))
+		},
+	}
+}
+
+func workerCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "sweep-worker",
+		Hidden: true,
+		Usage:  "measure points for a sweep (started by tokbench sweep)",
+		Action: func(c *cli.Context) error {
+			if code := sweep.ServeWorker(os.Stdin, os.Stdout); code != 0 {
+				return cli.Exit("", code)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,86 @@
+package sweep
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ParseInts reads an integer axis as llama-bench writes one: a comma list
+// whose items are numbers or ranges: "a-b" (step 1), "a-b+s" (step s),
+// "a-b*m" (times m; from 0 it gives 0, then 1, m, m², ...).
+func ParseInts(s string) ([]int, error) {
+	var out []int
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			return nil, fmt.Errorf("%q: empty item", s)
+		}
+		vals, err := parseRange(item)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", s, err)
+		}
+		out = append(out, vals...)
+	}
+	return out, nil
+}
+
+// maxAxisLen bounds what one range may expand to.
+const maxAxisLen = 10000
+
+func parseRange(item string) ([]int, error) {
+	// A leading minus is a negative number, not a range (-1 for -ngl).
+	dash := strings.Index(item[min(1, len(item)):], "-")
+	if dash < 0 {
+		v, err := strconv.Atoi(item)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number or a range (a-b, a-b+s, a-b*m)", item)
+		}
+		return []int{v}, nil
+	}
+	dash += min(1, len(item))
+	first, rest := item[:dash], item[dash+1:]
+	op, step := byte('+'), "1"
+	if i := strings.IndexAny(rest, "+*"); i >= 0 {
+		op, step, rest = rest[i], rest[i+1:], rest[:i]
+	}
+	a, err1 := strconv.Atoi(first)
+	b, err2 := strconv.Atoi(rest)
+	k, err3 := strconv.Atoi(step)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return nil, fmt.Errorf("%q is not a range (a-b, a-b+s, a-b*m)", item)
+	}
+	if b < a {
+		return nil, fmt.Errorf("range %q ends before it starts", item)
+	}
+	if (op == '+' && k < 1) || (op == '*' && k < 2) {
+		return nil, fmt.Errorf("range %q: the step must be at least 1 (+) or 2 (*)", item)
+	}
+	var out []int
+	for v := a; v <= b; {
+		out = append(out, v)
+		if len(out) > maxAxisLen {
+			return nil, fmt.Errorf("range %q has more than %d values", item, maxAxisLen)
+		}
+		switch {
+		case op == '+':
+			v += k
+		case v == 0:
+			v = 1
+		default:
+			v *= k
+		}
+	}
+	return out, nil
+}
+
+// ParseStrings splits a comma list, trimming and lower-casing items.
+func ParseStrings(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.ToLower(strings.TrimSpace(item)); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}

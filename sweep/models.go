@@ -1,0 +1,125 @@
+package sweep
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tokbench/tokbench/engine"
+)
+
+// ModelRef is one model of a sweep: where it is and how to name it.
+type ModelRef struct {
+	ID   string // -m path, synth:PRESET:TYPE or quant:SOURCE:TYPE
+	Path string
+	Type string // file type
+}
+
+// Models finds or makes the models a spec names: given files as they are;
+// synthetic presets and quantizations of a source once, into the cache
+// folder, reused on later runs. log receives one line per model made.
+func Models(s *Spec, cacheDir string, log io.Writer) ([]ModelRef, error) {
+	var out []ModelRef
+	for _, m := range s.Models.Values {
+		f, _, err := engine.Inspect(m)
+		if err != nil {
+			return nil, err
+		}
+		ft := "unknown"
+		if v, ok := f.Int("general.file_type"); ok {
+			ft = engine.FileTypeName(int(v))
+		}
+		out = append(out, ModelRef{ID: m, Path: m, Type: ft})
+	}
+	types := s.Types.Values
+	if len(types) == 0 {
+		types = []string{"q8_0"}
+	}
+	for _, preset := range s.Synth.Values {
+		for _, t := range types {
+			path, err := SynthModel(cacheDir, preset, t, s.Seed, log)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ModelRef{ID: "synth:" + preset + ":" + t, Path: path, Type: t})
+		}
+	}
+	if src := s.QuantizeFrom; src != "" {
+		if _, _, err := engine.Inspect(src); err != nil {
+			return nil, err
+		}
+		sum, err := fileHash(src)
+		if err != nil {
+			return nil, fmt.Errorf("hash %s: %w", src, err)
+		}
+		base := strings.TrimSuffix(filepath.Base(src), ".gguf")
+		for _, t := range s.Types.Values {
+			path := filepath.Join(cacheDir, "quant", sum[:16]+"-"+t+".gguf")
+			if _, err := os.Stat(path); err != nil {
+				fmt.Fprintf(log, "quantizing %s to %s into %s, once\n", src, t, path)
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					return nil, err
+				}
+				if err := engine.Quantize(src, path, t, engine.QuantizeOptions{}); err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, ModelRef{ID: "quant:" + base + ":" + t, Path: path, Type: t})
+		}
+	}
+	if len(out) == 0 {
+		return nil, inputErr("no models: give -m FILE[,FILE], --synth PRESET[,PRESET] or --quantize-from FILE --types T[,T]")
+	}
+	return out, nil
+}
+
+// SynthModel returns the path of a synthetic model in the cache folder,
+// making it first if absent.
+func SynthModel(cacheDir, preset, typ string, seed uint64, log io.Writer) (string, error) {
+	s, err := engine.Preset(preset)
+	if err != nil {
+		return "", &InputError{err}
+	}
+	name, _, err := engine.ParseFileType(typ)
+	if err != nil {
+		return "", &InputError{err}
+	}
+	path := filepath.Join(cacheDir, fmt.Sprintf("%s-%s-s%d.gguf", s.Name, name, seed))
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return "", fmt.Errorf("cache folder: %w", err)
+	}
+	fmt.Fprintf(log, "synthesizing %s %s (%d params) into %s, once\n", s.Name, name, s.Params(), path)
+	return path, engine.Synthesize(s, path, engine.SynthOptions{Type: name, Seed: seed})
+}
+
+// CacheDir is $TOKBENCH_CACHE, else the user's cache folder + /tokbench.
+func CacheDir() (string, error) {
+	if dir := os.Getenv("TOKBENCH_CACHE"); dir != "" {
+		return dir, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache folder: set TOKBENCH_CACHE: %w", err)
+	}
+	return filepath.Join(base, "tokbench"), nil
+}
+
+func fileHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,139 @@
+package sweep
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gguf"
+)
+
+// Plan is what a sweep will do: the points to measure in order, the ones
+// that cannot fit (recorded as skipped, not attempted), and the ones a
+// resumed sweep already has.
+type Plan struct {
+	Points  []Point
+	Skipped []Record
+	Done    int // already in the results file
+	Dropped int // removed by filters
+	Memory  map[string]Memory
+	Est     map[string]time.Duration
+}
+
+type modelInfo struct {
+	h       gguf.Hparams
+	weights int64
+	params  int64
+}
+
+// MakePlan checks each point against the model (trained context) and the
+// memory free now, and estimates its memory and time.
+func MakePlan(points []Point, done map[string]bool, env Env) (*Plan, error) {
+	pl := &Plan{Memory: map[string]Memory{}, Est: map[string]time.Duration{}}
+	models := map[string]modelInfo{}
+	for _, p := range points {
+		if done[p.Key()] {
+			pl.Done++
+			continue
+		}
+		mi, ok := models[p.Model]
+		if !ok {
+			f, h, err := engine.Inspect(p.Model)
+			if err != nil {
+				return nil, err
+			}
+			var params int64
+			for _, t := range f.Tensors {
+				params += t.Elements()
+			}
+			mi = modelInfo{h, f.TensorBytes(), params}
+			models[p.Model] = mi
+		}
+		mem := EstimateMemory(mi.h, mi.weights, p)
+		pl.Memory[p.Key()] = mem
+		pl.Est[p.Key()] = estimate(p, mi)
+		err := checkContext(mi.h, p)
+		if err == nil {
+			err = checkMemory(mem, p)
+		}
+		if err != nil {
+			r := fill(Record{Status: StatusSkipped, Reason: err.Error()}, p, engine.Meta{}, env)
+			pl.Skipped = append(pl.Skipped, r)
+			continue
+		}
+		pl.Points = append(pl.Points, p)
+	}
+	return pl, nil
+}
+
+// Rough rates for time estimates before anything is measured: a CPU
+// thread streams ~4 GB/s and computes ~20 GFLOP/s; a GPU ~1 TB/s and
+// ~50 TFLOP/s. The progress display corrects them with measured times.
+const (
+	cpuBWPerThread   = 4e9
+	cpuFlopPerThread = 20e9
+	gpuBW            = 1e12
+	gpuFlop          = 50e12
+)
+
+func estimate(p Point, mi modelInfo) time.Duration {
+	bw, flop := cpuBWPerThread*float64(min(p.Threads, 16)), cpuFlopPerThread*float64(p.Threads)
+	if p.NGPULayers != 0 && len(engine.GPUs()) > 0 {
+		bw, flop = gpuBW, gpuFlop
+	}
+	prefill := func(tokens int) float64 { return 2 * float64(mi.params) * float64(tokens) / flop }
+	reps := float64(p.Reps)
+	var s float64
+	if p.NGen > 0 {
+		s = reps * float64(p.NGen) * max(float64(mi.weights)/bw, prefill(p.Parallel))
+		if _, ok := p.Sampler(); ok {
+			s *= 2 // the raw test runs too, unless the sweep has it
+		}
+	} else {
+		s = reps * prefill(p.Parallel*p.NPrompt)
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+// Total is the estimated time of the points to run.
+func (pl *Plan) Total() time.Duration {
+	var t time.Duration
+	for _, p := range pl.Points {
+		t += pl.Est[p.Key()]
+	}
+	return t
+}
+
+// Print writes the plan for --dry-run.
+func (pl *Plan) Print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tmodel\ttest\tb/ub\tthreads\tngl\tfa\tkv k/v\tsampling\tmemory GiB\test time")
+	models, contexts := map[string]bool{}, map[string]bool{}
+	for i, p := range pl.Points {
+		models[p.modelKey()], contexts[p.contextKey()] = true, true
+		m := pl.Memory[p.Key()]
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%d\t%d\t%s\t%s/%s\t%s\t%.2f\t%s\n", i+1, p.ModelID, p.TestName(), p.NBatch, p.UBatch(),
+			p.Threads, p.NGPULayers, p.FlashAttn, p.TypeK, p.TypeV, p.samplingName(), float64(m.Total())/(1<<30), roundDur(pl.Est[p.Key()]))
+	}
+	tw.Flush()
+	for _, r := range pl.Skipped {
+		fmt.Fprintf(w, "skip %s %s: %s\n", r.ModelID, r.Test, r.Reason)
+	}
+	fmt.Fprintf(w, "\n%d points to measure (%d models, %d contexts), %d skipped (cannot fit), %d already recorded, %d dropped by filters\n",
+		len(pl.Points), len(models), len(contexts), len(pl.Skipped), pl.Done, pl.Dropped)
+	fmt.Fprintf(w, "estimated time: %s (rough: assumes %.0f GB/s and %.0f GFLOP/s per CPU thread, or 1 TB/s and 50 TFLOP/s on a GPU)\n",
+		roundDur(pl.Total()), cpuBWPerThread/1e9, cpuFlopPerThread/1e9)
+}
+
+func roundDur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return "<1s"
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	}
+	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+}

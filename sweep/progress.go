@@ -1,0 +1,91 @@
+package sweep
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Progress shows a sweep's progress: on a terminal one line redrawn in
+// place (bar, point k/N, current point, ETA, last t/s), elsewhere a plain
+// line per finished point.
+type Progress struct {
+	w        io.Writer
+	tty      bool
+	total    int
+	done     int
+	start    time.Time
+	estTotal time.Duration
+	estDone  time.Duration
+	last     string
+	current  string
+}
+
+// NewProgress starts a display for total points whose estimated time is est.
+func NewProgress(w io.Writer, tty bool, total int, est time.Duration) *Progress {
+	return &Progress{w: w, tty: tty, total: total, start: time.Now(), estTotal: est}
+}
+
+// eta scales the estimate of what is left by how the estimates of what is
+// done compared with the time it really took.
+func (pr *Progress) eta() time.Duration {
+	left := pr.estTotal - pr.estDone
+	if pr.estDone > 0 {
+		left = time.Duration(float64(left) * float64(time.Since(pr.start)) / float64(pr.estDone))
+	}
+	return max(left, 0)
+}
+
+// Begin shows the point now running.
+func (pr *Progress) Begin(p Point) {
+	pr.current = p.ModelID + " " + p.TestName()
+	if pr.tty {
+		pr.draw()
+	}
+}
+
+// End counts a finished point.
+func (pr *Progress) End(r Record, est time.Duration) {
+	pr.done++
+	pr.estDone += est
+	switch r.Status {
+	case StatusOK:
+		pr.last = fmt.Sprintf("%.2f t/s", r.AvgTs)
+	default:
+		pr.last = r.Status
+	}
+	if pr.tty {
+		pr.draw()
+		return
+	}
+	line := fmt.Sprintf("[%d/%d] %s %s: %s", pr.done, pr.total, r.ModelID, r.Test, pr.last)
+	if r.Status != StatusOK {
+		line += " (" + r.Reason + ")"
+	}
+	fmt.Fprintf(pr.w, "%s, ETA %s\n", line, roundDur(pr.eta()))
+}
+
+func (pr *Progress) draw() {
+	const width = 24
+	filled := 0
+	if pr.total > 0 {
+		filled = width * pr.done / pr.total
+	}
+	bar := strings.Repeat("#", filled) + strings.Repeat("-", width-filled)
+	fmt.Fprintf(pr.w, "\r\033[K[%s] %d/%d %s | last %s | ETA %s", bar, pr.done, pr.total, pr.current, orDash(pr.last), roundDur(pr.eta()))
+}
+
+// Finish ends the display.
+func (pr *Progress) Finish() {
+	if pr.tty {
+		fmt.Fprintln(pr.w)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

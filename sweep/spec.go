@@ -1,0 +1,327 @@
+package sweep
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/tokbench/tokbench/engine"
+)
+
+// IntAxis is an integer axis: in YAML a number, a range string
+// ("0-4096*2", "1-8+1") or a list of those.
+type IntAxis struct {
+	Values []int
+	set    bool
+}
+
+// StrAxis is a string axis: in YAML a string (comma list) or a list.
+type StrAxis struct {
+	Values []string
+	set    bool
+}
+
+// Ints makes an axis from values.
+func Ints(v ...int) IntAxis { return IntAxis{Values: v, set: true} }
+
+// Strs makes an axis from values.
+func Strs(v ...string) StrAxis { return StrAxis{Values: v, set: true} }
+
+func (a *IntAxis) UnmarshalYAML(n *yaml.Node) error {
+	a.set, a.Values = true, nil
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	for _, it := range items {
+		if it.Kind != yaml.ScalarNode {
+			return fmt.Errorf("line %d: want numbers or ranges", it.Line)
+		}
+		vals, err := ParseInts(it.Value)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", it.Line, err)
+		}
+		a.Values = append(a.Values, vals...)
+	}
+	return nil
+}
+
+func (a *StrAxis) UnmarshalYAML(n *yaml.Node) error {
+	a.set, a.Values = true, nil
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	for _, it := range items {
+		if it.Kind != yaml.ScalarNode {
+			return fmt.Errorf("line %d: want strings", it.Line)
+		}
+		for _, v := range strings.Split(it.Value, ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				a.Values = append(a.Values, v)
+			}
+		}
+	}
+	return nil
+}
+
+// Duration reads "90s", "10m" from YAML.
+type Duration struct{ time.Duration }
+
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration like 90s or 10m", n.Line, n.Value)
+	}
+	d.Duration = v
+	return nil
+}
+
+// Spec is a sweep: the axes whose product is the grid, and the settings
+// every point shares. Flags and YAML files (--spec) fill the same struct;
+// the YAML keys are the yaml tags below.
+type Spec struct {
+	Models       StrAxis  `yaml:"models"`
+	Synth        StrAxis  `yaml:"synth"`
+	QuantizeFrom string   `yaml:"quantize_from"`
+	Types        StrAxis  `yaml:"types"`
+	NPrompt      IntAxis  `yaml:"n_prompt"`
+	NGen         IntAxis  `yaml:"n_gen"`
+	NDepth       IntAxis  `yaml:"n_depth"`
+	Parallel     IntAxis  `yaml:"parallel"`
+	NBatch       IntAxis  `yaml:"n_batch"`
+	NUBatch      IntAxis  `yaml:"n_ubatch"`
+	Threads      IntAxis  `yaml:"threads"`
+	NGPULayers   IntAxis  `yaml:"n_gpu_layers"`
+	FlashAttn    StrAxis  `yaml:"flash_attn"`
+	TypeK        StrAxis  `yaml:"cache_type_k"`
+	TypeV        StrAxis  `yaml:"cache_type_v"`
+	Sampling     StrAxis  `yaml:"sampling"`
+	SplitMode    string   `yaml:"split_mode"`
+	MainGPU      int      `yaml:"main_gpu"`
+	Mmap         bool     `yaml:"mmap"`
+	Repetitions  int      `yaml:"repetitions"`
+	Warmup       bool     `yaml:"warmup"`
+	Timeout      Duration `yaml:"timeout"`
+	Seed         uint64   `yaml:"seed"`
+	Filter       StrAxis  `yaml:"filter"`
+}
+
+// DefaultSpec has llama-bench's defaults.
+func DefaultSpec(threads int) *Spec {
+	d := Defaults(threads)
+	return &Spec{
+		NPrompt: Ints(d.NPrompt), NGen: Ints(d.NGen), NDepth: Ints(0), Parallel: Ints(1),
+		NBatch: Ints(d.NBatch), NUBatch: Ints(d.NUBatch), Threads: Ints(threads), NGPULayers: Ints(-1),
+		FlashAttn: Strs("auto"), TypeK: Strs("f16"), TypeV: Strs("f16"), Sampling: Strs("off"),
+		SplitMode: "layer", Mmap: true, Repetitions: d.Reps, Warmup: true, Timeout: Duration{d.Timeout}, Seed: d.Seed,
+	}
+}
+
+var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found`)
+
+// LoadSpec reads a YAML spec over the defaults.
+func LoadSpec(path string, threads int) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{fmt.Errorf("spec: %w", err)}
+	}
+	s := DefaultSpec(threads)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(s); err != nil {
+		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
+			return nil, inputErr("spec %s line %s: unknown key %q: the keys are %s", path, m[1], m[2], strings.Join(specKeys(), ", "))
+		}
+		if errors.Is(err, errEOF) || strings.Contains(err.Error(), "EOF") {
+			return nil, inputErr("spec %s is empty", path)
+		}
+		return nil, inputErr("spec %s: %v", path, err)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, inputErr("spec %s: %v", path, err)
+	}
+	return s, nil
+}
+
+var errEOF = errors.New("EOF")
+
+func specKeys() []string {
+	return []string{"models", "synth", "quantize_from", "types", "n_prompt", "n_gen", "n_depth", "parallel", "n_batch", "n_ubatch",
+		"threads", "n_gpu_layers", "flash_attn", "cache_type_k", "cache_type_v", "sampling", "split_mode", "main_gpu", "mmap",
+		"repetitions", "warmup", "timeout", "seed", "filter"}
+}
+
+// Validate checks every axis and value, naming the key at fault.
+func (s *Spec) Validate() error {
+	ints := []struct {
+		key      string
+		a        IntAxis
+		min, max int
+	}{
+		{"n_prompt", s.NPrompt, 0, MaxTokens}, {"n_gen", s.NGen, 0, MaxTokens}, {"n_depth", s.NDepth, 0, MaxDepth},
+		{"parallel", s.Parallel, 1, engine.MaxParallelSequences()}, {"n_batch", s.NBatch, 1, MaxTokens},
+		{"n_ubatch", s.NUBatch, 1, MaxTokens}, {"threads", s.Threads, 1, MaxThreads}, {"n_gpu_layers", s.NGPULayers, -1, 1 << 16},
+	}
+	for _, ax := range ints {
+		if len(ax.a.Values) == 0 {
+			return fmt.Errorf("%s is empty: give at least one value, or leave the key out for the default", ax.key)
+		}
+		for _, v := range ax.a.Values {
+			if v < ax.min || v > ax.max {
+				return fmt.Errorf("%s: %d is out of range (%d to %d)", ax.key, v, ax.min, ax.max)
+			}
+		}
+	}
+	if !slicesAny(s.NPrompt.Values, func(v int) bool { return v > 0 }) && !slicesAny(s.NGen.Values, func(v int) bool { return v > 0 }) {
+		return fmt.Errorf("n_prompt and n_gen are all 0: nothing to measure")
+	}
+	strs := []struct {
+		key   string
+		a     *StrAxis
+		check func(string) error
+	}{
+		{"flash_attn", &s.FlashAttn, func(v string) error { _, err := engine.ParseFlashAttn(v); return err }},
+		{"cache_type_k", &s.TypeK, func(v string) error { _, err := engine.ParseKVType(v); return err }},
+		{"cache_type_v", &s.TypeV, func(v string) error { _, err := engine.ParseKVType(v); return err }},
+		{"sampling", &s.Sampling, func(v string) error {
+			if v != "off" && v != "greedy" && v != "typical" {
+				return fmt.Errorf("%q: use off, greedy or typical", v)
+			}
+			return nil
+		}},
+		{"types", &s.Types, func(v string) error { _, _, err := engine.ParseFileType(v); return err }},
+		{"synth", &s.Synth, func(v string) error { _, err := engine.Preset(v); return err }},
+	}
+	for _, ax := range strs {
+		if ax.a.set && len(ax.a.Values) == 0 {
+			return fmt.Errorf("%s is empty: give at least one value, or leave the key out", ax.key)
+		}
+		for i, v := range ax.a.Values {
+			ax.a.Values[i] = strings.ToLower(v)
+			if err := ax.check(ax.a.Values[i]); err != nil {
+				return fmt.Errorf("%s: %v", ax.key, err)
+			}
+		}
+	}
+	if s.Models.set && len(s.Models.Values) == 0 {
+		return fmt.Errorf("models is empty: give at least one file, or leave the key out")
+	}
+	if s.QuantizeFrom != "" && len(s.Types.Values) == 0 {
+		return fmt.Errorf("quantize_from needs types: the quantizations to make")
+	}
+	if _, err := engine.ParseSplitMode(s.SplitMode); err != nil {
+		return fmt.Errorf("split_mode: %v", err)
+	}
+	if s.Repetitions < 1 || s.Repetitions > MaxReps {
+		return fmt.Errorf("repetitions: %d is out of range (1 to %d)", s.Repetitions, MaxReps)
+	}
+	if s.Timeout.Duration < 0 {
+		return fmt.Errorf("timeout: %s is negative", s.Timeout)
+	}
+	for _, f := range s.Filter.Values {
+		if _, err := ParseFilter(f); err != nil {
+			return fmt.Errorf("filter: %v", err)
+		}
+	}
+	return nil
+}
+
+func slicesAny(xs []int, f func(int) bool) bool {
+	for _, x := range xs {
+		if f(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// Points is the grid: every model times every combination of the axes,
+// one point per test (pp for each n_prompt > 0, tg for each n_gen > 0 and
+// sampling), less what the filters drop; in the order Order gives.
+func (s *Spec) Points(models []ModelRef) ([]Point, int, error) {
+	var filters []Filter
+	for _, f := range s.Filter.Values {
+		flt, err := ParseFilter(f)
+		if err != nil {
+			return nil, 0, &InputError{err}
+		}
+		filters = append(filters, flt)
+	}
+	split, _ := engine.ParseSplitMode(s.SplitMode)
+	base := Point{Split: split, MainGPU: s.MainGPU, NoMmap: !s.Mmap, Reps: s.Repetitions, NoWarmup: !s.Warmup,
+		Seed: s.Seed, Timeout: s.Timeout.Duration, Sampling: "off"}
+	grid := []Point{}
+	for _, m := range models {
+		p := base
+		p.Model, p.ModelID, p.Quant = m.Path, m.ID, m.Type
+		grid = append(grid, p)
+	}
+	grid = expand(grid, s.Parallel.Values, func(p *Point, v int) { p.Parallel = v })
+	grid = expand(grid, s.NBatch.Values, func(p *Point, v int) { p.NBatch = v })
+	grid = expand(grid, s.NUBatch.Values, func(p *Point, v int) { p.NUBatch = v })
+	grid = expand(grid, s.Threads.Values, func(p *Point, v int) { p.Threads = v })
+	grid = expand(grid, s.NGPULayers.Values, func(p *Point, v int) { p.NGPULayers = v })
+	grid = expand(grid, s.FlashAttn.Values, func(p *Point, v string) { p.FlashAttn, _ = engine.ParseFlashAttn(v) })
+	grid = expand(grid, s.TypeK.Values, func(p *Point, v string) { p.TypeK = v })
+	grid = expand(grid, s.TypeV.Values, func(p *Point, v string) { p.TypeV = v })
+	grid = expand(grid, s.NDepth.Values, func(p *Point, v int) { p.NDepth = v })
+
+	seen := map[string]bool{}
+	var out []Point
+	dropped := 0
+	add := func(p Point) {
+		for _, f := range filters {
+			if f.Drops(p) {
+				dropped++
+				return
+			}
+		}
+		if k := p.Key(); !seen[k] {
+			seen[k] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range grid {
+		for _, n := range s.NPrompt.Values {
+			if n > 0 {
+				pp := p
+				pp.NPrompt = n
+				add(pp)
+			}
+		}
+		for _, n := range s.NGen.Values {
+			for _, smp := range s.Sampling.Values {
+				if n > 0 {
+					tg := p
+					tg.NGen, tg.Sampling = n, smp
+					add(tg)
+				}
+			}
+		}
+	}
+	for _, p := range out {
+		if err := p.Validate(); err != nil {
+			return nil, 0, err
+		}
+	}
+	return Order(out), dropped, nil
+}
+
+// expand multiplies the grid by one axis.
+func expand[T any](grid []Point, vals []T, set func(*Point, T)) []Point {
+	next := make([]Point, 0, len(grid)*len(vals))
+	for _, p := range grid {
+		for _, v := range vals {
+			set(&p, v)
+			next = append(next, p)
+		}
+	}
+	return next
+}

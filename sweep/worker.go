@@ -1,0 +1,205 @@
+package sweep
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// A sweep measures each model's points in a worker: tokbench re-executed
+// with the hidden command "sweep-worker". llama.cpp aborts the process on
+// some errors and an OOM kill takes the whole process; in a worker either
+// costs one failed point, and the sweep goes on.
+
+type workerRequest struct {
+	Version string  `json:"version"`
+	Fault   string  `json:"fault,omitempty"`
+	Points  []Point `json:"points"`
+}
+
+type workerEvent struct {
+	Start   string  `json:"start,omitempty"`
+	Record  *Record `json:"record,omitempty"`
+	Stopped bool    `json:"stopped,omitempty"`
+}
+
+// WorkerExitStopped is the worker's exit status after a graceful stop.
+const WorkerExitStopped = 130
+
+// ServeWorker is the worker side: it reads a request from r, measures its
+// points in order and writes one event per line to w. SIGINT or SIGTERM
+// stop it after the current repetition (exit status 130).
+func ServeWorker(r io.Reader, w io.Writer) int {
+	var req workerRequest
+	if err := json.NewDecoder(r).Decode(&req); err != nil {
+		fmt.Fprintln(os.Stderr, "tokbench sweep-worker: bad request:", err)
+		return 2
+	}
+	var stop atomic.Bool
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		stop.Store(true)
+	}()
+	out := bufio.NewWriter(w)
+	send := func(ev workerEvent) error {
+		b, _ := json.Marshal(ev)
+		out.Write(append(b, '\n'))
+		return out.Flush()
+	}
+	ex := &Executor{
+		Env:     DescribeEnv(req.Version),
+		Stop:    stop.Load,
+		Fault:   req.Fault,
+		Started: func(p Point) { send(workerEvent{Start: p.Key()}) },
+	}
+	err := ex.Run(context.Background(), req.Points, func(rec Record) error { return send(workerEvent{Record: &rec}) })
+	switch {
+	case errors.Is(err, ErrStopped):
+		send(workerEvent{Stopped: true})
+		return WorkerExitStopped
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "tokbench sweep-worker:", err)
+		return 1
+	}
+	return 0
+}
+
+// workerCmd says how to start a worker: this executable and the global
+// flags it needs (backend folders), then "sweep-worker".
+type workerCmd struct {
+	Exe  string
+	Args []string
+}
+
+// tail keeps the last bytes written to it: a dead worker's last words.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2048 {
+		t.buf = t.buf[len(t.buf)-2048:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+// runWorker measures points in one worker process. It returns the keys it
+// got records for, the key of the point that was running when the worker
+// ended ("" if none), and how the worker ended.
+func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(Point), got func(Record) error) (done map[string]bool, current string, exit error) {
+	done = map[string]bool{}
+	cmd := exec.Command(wc.Exe, append(append([]string{}, wc.Args...), "sweep-worker")...)
+	cmd.SysProcAttr = workerSysProcAttr()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return done, "", err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return done, "", err
+	}
+	var errTail tail
+	cmd.Stderr = &errTail
+	if err := cmd.Start(); err != nil {
+		return done, "", fmt.Errorf("start worker %s: %w", wc.Exe, err)
+	}
+	go func() {
+		json.NewEncoder(stdin).Encode(req)
+		stdin.Close()
+	}()
+	stopForward := context.AfterFunc(ctx, func() { cmd.Process.Signal(os.Interrupt) })
+	defer stopForward()
+
+	byKey := map[string]Point{}
+	for _, p := range req.Points {
+		byKey[p.Key()] = p
+	}
+	var watchdog *time.Timer
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	var writeErr error
+	for sc.Scan() {
+		var ev workerEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue
+		}
+		switch {
+		case ev.Start != "":
+			current = ev.Start
+			p := byKey[current]
+			if watchdog != nil {
+				watchdog.Stop()
+			}
+			if p.Timeout > 0 {
+				// The worker enforces the timeout itself; this catches a
+				// worker stuck where that check cannot run.
+				watchdog = time.AfterFunc(2*p.Timeout+2*time.Minute, func() { cmd.Process.Kill() })
+			}
+			if started != nil {
+				started(p)
+			}
+		case ev.Record != nil:
+			done[ev.Record.Key] = true
+			current = ""
+			if err := got(*ev.Record); err != nil && writeErr == nil {
+				writeErr = err
+				cmd.Process.Signal(os.Interrupt)
+			}
+		}
+	}
+	if watchdog != nil {
+		watchdog.Stop()
+	}
+	err = cmd.Wait()
+	if writeErr != nil {
+		return done, current, writeErr
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == WorkerExitStopped {
+			return done, current, ErrStopped
+		}
+		msg := "worker " + cmd.ProcessState.String()
+		if t := errTail.String(); t != "" {
+			msg += "; its last output: " + lastLines(t, 3)
+		}
+		return done, current, &workerDied{msg}
+	}
+	return done, current, nil
+}
+
+// workerDied is a worker that ended without finishing: a crash, a kill.
+type workerDied struct{ msg string }
+
+func (w *workerDied) Error() string { return w.msg }
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
