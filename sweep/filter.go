@@ -66,6 +66,9 @@ func ParseFilter(s string) (Filter, error) {
 		if t.op == "=" {
 			t.op = "=="
 		}
+		if _, err := strconv.ParseFloat(t.value, 64); err != nil && t.op != "==" && t.op != "!=" {
+			return f, fmt.Errorf("filter %q: %s %s needs a number, not %q", s, t.field, t.op, t.value)
+		}
 		f.terms = append(f.terms, t)
 	}
 	return f, nil

@@ -2,10 +2,10 @@ package sweep
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -139,8 +139,13 @@ func LoadSpec(path string, threads int) (*Spec, error) {
 		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
 			return nil, inputErr("spec %s line %s: unknown key %q: the keys are %s", path, m[1], m[2], strings.Join(specKeys(), ", "))
 		}
-		if errors.Is(err, errEOF) || strings.Contains(err.Error(), "EOF") {
+		if strings.Contains(err.Error(), "EOF") {
 			return nil, inputErr("spec %s is empty", path)
+		}
+		if m := lineRef.FindStringSubmatch(err.Error()); m != nil {
+			if key := keyAtLine(data, m[1]); key != "" {
+				return nil, inputErr("spec %s: %s: %v", path, key, err)
+			}
 		}
 		return nil, inputErr("spec %s: %v", path, err)
 	}
@@ -150,7 +155,24 @@ func LoadSpec(path string, threads int) (*Spec, error) {
 	return s, nil
 }
 
-var errEOF = errors.New("EOF")
+var lineRef = regexp.MustCompile(`line (\d+)`)
+
+// keyAtLine finds the top-level key a YAML error at line n belongs to: the
+// nearest line at or above it that starts with "key:".
+func keyAtLine(data []byte, n string) string {
+	lines := strings.Split(string(data), "\n")
+	i, err := strconv.Atoi(n)
+	if err != nil || i < 1 || i > len(lines) {
+		return ""
+	}
+	for ; i >= 1; i-- {
+		l := lines[i-1]
+		if k, _, ok := strings.Cut(l, ":"); ok && l != "" && l[0] != ' ' && l[0] != '-' && l[0] != '#' {
+			return strings.TrimSpace(k)
+		}
+	}
+	return ""
+}
 
 func specKeys() []string {
 	return []string{"models", "synth", "quantize_from", "types", "n_prompt", "n_gen", "n_depth", "parallel", "n_batch", "n_ubatch",

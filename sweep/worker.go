@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,26 +86,50 @@ type workerCmd struct {
 	Args []string
 }
 
-// tail keeps the last bytes written to it: a dead worker's last words.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
+// crashLog keeps what explains a worker's death from its stderr: the
+// first lines that name an error (llama.cpp's GGML_ASSERT, Go's
+// "SIGABRT: abort" before its register dump, ...) and the last bytes.
+type crashLog struct {
+	mu      sync.Mutex
+	partial []byte
+	notable []string
+	tail    []byte
 }
 
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2048 {
-		t.buf = t.buf[len(t.buf)-2048:]
+var notableLine = regexp.MustCompile(`(?i)(GGML_ASSERT|GGML_ABORT|error|abort|SIG[A-Z]+|fatal|panic|out of memory|killed|terminate)`)
+
+func (c *crashLog) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tail = append(c.tail, p...)
+	if len(c.tail) > 1024 {
+		c.tail = c.tail[len(c.tail)-1024:]
+	}
+	c.partial = append(c.partial, p...)
+	for {
+		i := bytes.IndexByte(c.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := strings.TrimSpace(string(c.partial[:i]))
+		c.partial = c.partial[i+1:]
+		if len(c.notable) < 4 && notableLine.MatchString(line) {
+			c.notable = append(c.notable, line)
+		}
+	}
+	if len(c.partial) > 4096 {
+		c.partial = c.partial[len(c.partial)-4096:]
 	}
 	return len(p), nil
 }
 
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
+func (c *crashLog) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.notable) > 0 {
+		return strings.Join(c.notable, " | ")
+	}
+	return lastLines(strings.TrimSpace(string(c.tail)), 3)
 }
 
 // runWorker measures points in one worker process. It returns the keys it
@@ -121,8 +147,8 @@ func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(Poi
 	if err != nil {
 		return done, "", err
 	}
-	var errTail tail
-	cmd.Stderr = &errTail
+	var errLog crashLog
+	cmd.Stderr = &errLog
 	if err := cmd.Start(); err != nil {
 		return done, "", fmt.Errorf("start worker %s: %w", wc.Exe, err)
 	}
@@ -183,8 +209,11 @@ func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(Poi
 			return done, current, ErrStopped
 		}
 		msg := "worker " + cmd.ProcessState.String()
-		if t := errTail.String(); t != "" {
-			msg += "; its last output: " + lastLines(t, 3)
+		if strings.Contains(msg, "killed") {
+			msg += " (out of memory? see dmesg)"
+		}
+		if t := errLog.String(); t != "" {
+			msg += ": " + t
 		}
 		return done, current, &workerDied{msg}
 	}

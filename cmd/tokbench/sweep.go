@@ -189,6 +189,9 @@ func doSweep(c *cli.Context) error {
 		}
 		return fmt.Errorf("%w: every finished point is in %s; continue with:\n  %s", errInterrupted, c.String("out"), cmd)
 	}
+	if out.Failed > 0 {
+		return fmt.Errorf("%d point(s) failed; their reasons are above and in %s (--resume --retry-failed measures them again)", out.Failed, c.String("out"))
+	}
 	return nil
 }
 
@@ -206,17 +209,37 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "format: " + strings.Join(report.Formats, ", ")},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usagef("give one results file: tokbench report results.jsonl")
+			// The file may come before the flags (report results.jsonl -o md),
+			// which the flag parser leaves among the arguments.
+			format, files := c.String("output"), []string{}
+			args := c.Args().Slice()
+			for i := 0; i < len(args); i++ {
+				switch a := args[i]; {
+				case (a == "-o" || a == "--output") && i+1 < len(args):
+					format = args[i+1]
+					i++
+				case strings.HasPrefix(a, "-o=") || strings.HasPrefix(a, "--output="):
+					format = a[strings.Index(a, "=")+1:]
+				case strings.HasPrefix(a, "-"):
+					return usagef("unknown flag %s", a)
+				default:
+					files = append(files, a)
+				}
 			}
-			recs, _, torn, err := sweep.ReadRecords(c.Args().First())
+			if len(files) != 1 {
+				return usagef("give one results file: tokbench report results.jsonl [-o table|md|csv|json|jsonl]")
+			}
+			if !contains(report.Formats, format) {
+				return usagef("output format %q: use one of %s", format, strings.Join(report.Formats, ", "))
+			}
+			recs, _, torn, err := sweep.ReadRecords(files[0])
 			if err != nil {
 				return err
 			}
 			if torn {
-				fmt.Fprintf(os.Stderr, "%s: ignoring a torn last line\n", c.Args().First())
+				fmt.Fprintf(os.Stderr, "%s: ignoring a torn last line\n", files[0])
 			}
-			return report.Write(os.Stdout, c.String("output"), report.Grouped(recs))
+			return report.Write(os.Stdout, format, report.Grouped(recs))
 		},
 	}
 }

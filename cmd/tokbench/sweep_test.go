@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tokbench/tokbench/sweep"
+)
+
+func readResults(t *testing.T, path string) []sweep.Record {
+	t.Helper()
+	recs, _, torn, err := sweep.ReadRecords(path)
+	if err != nil || torn {
+		t.Fatalf("%s: %v (torn %v)", path, err, torn)
+	}
+	return recs
+}
+
+func TestSweepGrid(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	r := tokbench(t, "sweep", "--synth", "tiny", "--types", "q8_0,q4_0", "-p", "0", "-n", "8", "-d", "0,32", "--parallel", "1,2", "-r", "2", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	recs := readResults(t, out)
+	if len(recs) != 8 {
+		t.Fatalf("%d records, want 2 types x 2 depths x 2 parallel = 8", len(recs))
+	}
+	keys := map[string]bool{}
+	for _, rec := range recs {
+		keys[rec.Key] = true
+		if rec.Status != sweep.StatusOK || rec.AvgTs <= 0 || len(rec.SamplesTs) != 2 || rec.NGen != 8 || rec.Phases == nil {
+			t.Errorf("%s: status %s, %v t/s, %d samples", rec.Key, rec.Status, rec.AvgTs, len(rec.SamplesTs))
+		}
+		for _, want := range []string{"synth:tiny:" + rec.ModelFileType, "|n=8|", "|d=" + strconv.Itoa(rec.NDepth) + "|", "|np=" + strconv.Itoa(rec.NParallel) + "|"} {
+			if !strings.Contains(rec.Key, want) {
+				t.Errorf("key %q lacks %q", rec.Key, want)
+			}
+		}
+	}
+	if len(keys) != 8 {
+		t.Errorf("%d distinct keys, want 8", len(keys))
+	}
+	if !strings.Contains(r.stdout, "synth:tiny:q4_0") || !strings.Contains(r.stderr, "8 of 8 points recorded") {
+		t.Errorf("summary missing:\n%s\n%s", r.stdout, r.stderr)
+	}
+	rep := tokbench(t, "report", out, "-o", "csv")
+	if rep.code != 0 || strings.Count(rep.stdout, "\n") != 9 {
+		t.Errorf("report: exit %d, %d lines", rep.code, strings.Count(rep.stdout, "\n"))
+	}
+}
+
+func TestSweepSkipsWhatCannotFit(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "bigctx.gguf")
+	if r := tokbench(t, "synth", "--n-vocab", "300", "--n-embd", "256", "--n-layer", "2", "--n-ff", "256", "--n-head", "4",
+		"--n-ctx-train", "2000000", "--type", "q8_0", "-o", model); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	r := tokbench(t, "sweep", "-m", model, "-p", "0", "-n", "4", "-d", "0,1000000", "--parallel", "64", "-ctk", "f32", "-ctv", "f32", "-r", "1", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	recs := readResults(t, out)
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2", len(recs))
+	}
+	var skipped, ok int
+	for _, rec := range recs {
+		switch rec.Status {
+		case sweep.StatusSkipped:
+			skipped++
+			if rec.NDepth != 1000000 || !strings.Contains(rec.Reason, "GiB") {
+				t.Errorf("skipped %s: %s", rec.Test, rec.Reason)
+			}
+		case sweep.StatusOK:
+			ok++
+		}
+	}
+	if skipped != 1 || ok != 1 {
+		t.Errorf("%d skipped, %d ok; want 1 and 1", skipped, ok)
+	}
+}
+
+func TestSweepSurvivesWorkerCrash(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	r := tokbench(t, "sweep", "--synth", "tiny", "--types", "q8_0", "-p", "0", "-n", "8", "-d", "0,32", "--parallel", "1,2",
+		"-r", "1", "--out", out, "--test-fault", "|d=0|np=2|")
+	if r.code != 1 || !strings.Contains(r.stderr, "1 point(s) failed") {
+		t.Errorf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	recs := readResults(t, out)
+	if len(recs) != 4 {
+		t.Fatalf("%d records, want all 4 points", len(recs))
+	}
+	for _, rec := range recs {
+		crashed := strings.Contains(rec.Key, "|d=0|np=2|")
+		if crashed && (rec.Status != sweep.StatusFailed || !strings.Contains(rec.Reason, "abort")) {
+			t.Errorf("crashed point: %s %q", rec.Status, rec.Reason)
+		}
+		if !crashed && rec.Status != sweep.StatusOK {
+			t.Errorf("%s: %s %s", rec.Key, rec.Status, rec.Reason)
+		}
+	}
+}
+
+func TestSweepInterruptAndResume(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	args := []string{"sweep", "--synth", "tiny", "--types", "q8_0", "-p", "0", "-n", "500", "-d", "0,64", "--parallel", "1,2", "-r", "3", "--out", out}
+	cmd := exec.Command(binPath, args...)
+	cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	guard := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+	defer guard.Stop()
+	var errb bytes.Buffer
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		errb.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "[1/4]") {
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	for sc.Scan() {
+		errb.WriteString(sc.Text() + "\n")
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(errb.String(), "--resume") {
+		t.Fatalf("exit %d after SIGINT, stderr:\n%s", code, errb.String())
+	}
+	first := readResults(t, out)
+	if len(first) == 0 || len(first) == 4 {
+		t.Fatalf("%d records after the interrupt; want some but not all", len(first))
+	}
+	// A torn line, as a kill in the middle of a write leaves.
+	f, _ := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"key":"synth:tiny:q8_0|p=0|n=500`)
+	f.Close()
+
+	r := tokbench(t, append(args, "--resume")...)
+	if r.code != 0 || !strings.Contains(r.stderr, "already recorded") {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	all := readResults(t, out)
+	if len(all) != 4 {
+		t.Fatalf("%d records after resume, want 4", len(all))
+	}
+	seen := map[string]int{}
+	for _, rec := range all {
+		seen[rec.Key]++
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("%s recorded %d times", k, n)
+		}
+	}
+	for i, rec := range first {
+		if all[i].Key != rec.Key || all[i].AvgNs != rec.AvgNs {
+			t.Errorf("record %d changed on resume: %s", i, rec.Key)
+		}
+	}
+	if r := tokbench(t, args...); r.code != 2 || !strings.Contains(r.stderr, "--resume") {
+		t.Errorf("rerun without --resume over existing results: exit %d %s", r.code, r.stderr)
+	}
+}
+
+func TestSweepBadSpec(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]string{"n_prompt: 64\nbogus_key: 1\n": `unknown key "bogus_key"`, "n_depth: []\n": "n_depth is empty", "n_ubatch: 0\n": "n_ubatch: 0 is out of range"}
+	for text, want := range cases {
+		p := filepath.Join(dir, "s.yaml")
+		os.WriteFile(p, []byte(text), 0o644)
+		r := tokbench(t, "sweep", "--spec", p, "--synth", "tiny", "--dry-run")
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("%q: exit %d, stderr %q, want 2 and %q", text, r.code, r.stderr, want)
+		}
+	}
+	r := tokbench(t, "sweep", "--synth", "tiny", "-d", "0-x", "--dry-run")
+	if r.code != 2 || !strings.Contains(r.stderr, "--n-depth") {
+		t.Errorf("bad range flag: exit %d %s", r.code, r.stderr)
+	}
+	r = tokbench(t, "sweep", "--spec", "../../examples/sweep.yaml", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stdout, "22 points to measure") {
+		t.Errorf("example spec dry run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -1,0 +1,147 @@
+package sweep
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tokbench/tokbench/engine"
+)
+
+func TestParseInts(t *testing.T) {
+	good := map[string][]int{
+		"512":        {512},
+		"512,1024":   {512, 1024},
+		"1-8+1":      {1, 2, 3, 4, 5, 6, 7, 8},
+		"1-8+3":      {1, 4, 7},
+		"0-4096*2":   {0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096},
+		"128-1024*2": {128, 256, 512, 1024},
+		"-1":         {-1},
+		"0, 2-4":     {0, 2, 3, 4},
+	}
+	for in, want := range good {
+		got, err := ParseInts(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseInts(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "a", "1,,2", "8-1", "1-8*1", "1-8+0", "1-x", "0-100000000+1"} {
+		if _, err := ParseInts(bad); err == nil {
+			t.Errorf("ParseInts(%q) accepted", bad)
+		}
+	}
+}
+
+func TestFilter(t *testing.T) {
+	f, err := ParseFilter("n_depth>=1024 && np>2 && type==q4_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Point{NDepth: 2048, Parallel: 4, Quant: "q4_0", NGen: 1}
+	if !f.Drops(p) {
+		t.Error("matching point kept")
+	}
+	p.Parallel = 2
+	if f.Drops(p) {
+		t.Error("point failing one comparison dropped")
+	}
+	for _, bad := range []string{"depth>1", "n_depth", "n_depth>>", "n_depth>"} {
+		if _, err := ParseFilter(bad); err == nil {
+			t.Errorf("filter %q accepted", bad)
+		}
+	}
+}
+
+func writeSpec(t *testing.T, text string) string {
+	p := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadSpecErrorsNameTheKey(t *testing.T) {
+	cases := map[string]string{
+		"n_prompt: 64\nn_depht: [0]\n": `unknown key "n_depht"`,
+		"n_depth: []\n":                "n_depth is empty",
+		"types: []\nsynth: [tiny]\n":   "types is empty",
+		"n_gen: -5\n":                  "n_gen: -5 is out of range",
+		"parallel: 100000\n":           "parallel: 100000 is out of range",
+		"repetitions: 0\n":             "repetitions: 0 is out of range",
+		"n_depth: 0-10-20\n":           "n_depth",
+		"flash_attn: [sometimes]\n":    "flash_attn",
+		"cache_type_k: q3_k\n":         "cache_type_k",
+		"sampling: [beam]\n":           "sampling",
+		"synth: [gpt-5]\n":             "synth",
+		"timeout: forever\n":           "timeout",
+		"n_prompt: 0\nn_gen: 0\n":      "nothing to measure",
+		"filter: ['n_depth']\n":        "filter",
+		"quantize_from: x.gguf\n":      "quantize_from needs types",
+		"":                             "empty",
+		"n_prompt: [64\n":              "spec",
+	}
+	for text, want := range cases {
+		_, err := LoadSpec(writeSpec(t, text), 2)
+		var ie *InputError
+		if err == nil || !strings.Contains(err.Error(), want) || !errorsAs(err, &ie) {
+			t.Errorf("spec %q: error %v, want an input error mentioning %q", text, err, want)
+		}
+	}
+}
+
+func errorsAs(err error, ie **InputError) bool {
+	e, ok := err.(*InputError)
+	*ie = e
+	return ok
+}
+
+func TestExampleSpec(t *testing.T) {
+	s, err := LoadSpec("../examples/sweep.yaml", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := []ModelRef{{ID: "a", Path: "a.gguf", Type: "q8_0"}, {ID: "b", Path: "b.gguf", Type: "q4_0"}}
+	points, dropped, err := s.Points(models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// per model: 2 depths x 2 parallel x (1 pp + 2 tg) = 12, less the
+	// typical tg at depth 128 with 2 sequences.
+	if len(points) != 2*11 || dropped != 2 {
+		t.Errorf("%d points, %d dropped; want 22 and 2", len(points), dropped)
+	}
+	keys := map[string]bool{}
+	for _, p := range points {
+		if keys[p.Key()] {
+			t.Errorf("duplicate point %s", p.Key())
+		}
+		keys[p.Key()] = true
+		if (p.NPrompt == 0) == (p.NGen == 0) {
+			t.Errorf("point %s is not a single test", p.Key())
+		}
+	}
+}
+
+func TestOrder(t *testing.T) {
+	mk := func(model string, np, d, pp, tg int, smp string) Point {
+		return Point{Model: model, Parallel: np, NDepth: d, NPrompt: pp, NGen: tg, Sampling: smp, FlashAttn: engine.FlashAuto}
+	}
+	in := []Point{
+		mk("a", 1, 512, 64, 0, "off"), mk("b", 1, 0, 0, 16, "off"), mk("a", 2, 0, 0, 16, "off"),
+		mk("a", 1, 0, 0, 16, "typical"), mk("a", 1, 0, 64, 0, "off"), mk("a", 1, 0, 0, 16, "off"), mk("a", 1, 512, 0, 16, "off"),
+	}
+	var got []string
+	for _, p := range Order(in) {
+		got = append(got, p.Model+"/"+p.TestName()+"/"+p.samplingName())
+	}
+	want := []string{
+		"a/tg16/off", "a/tg16/typical", "a/pp64/off", "a/tg16@d512/off", "a/pp64@d512/off", // model a, np 1: depth up, tg before pp
+		"a/tg16x2/off", // model a, np 2: another context
+		"b/tg16/off",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("order\n got %v\nwant %v", got, want)
+	}
+}
