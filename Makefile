@@ -26,7 +26,7 @@ export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/m
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
-.PHONY: all build demo test vet fuzz bench clean env
+.PHONY: all build demo test vet fuzz bench bench-sweep clean env
 
 all: build
 
@@ -56,6 +56,10 @@ fuzz:
 bench: build
 	$(GO) build -o bin/cref ./bench/cref
 	scripts/bench.sh
+
+# A depth sweep against the same points run one by one (bench/sweepbench).
+bench-sweep: build
+	scripts/bench-sweep.sh
 
 env:
 	@echo OLLAMA_DIR=$(OLLAMA_DIR)

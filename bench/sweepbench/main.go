@@ -1,0 +1,104 @@
+// Command sweepbench times a depth sweep against the same points run one
+// by one with `tokbench run`, and compares their wall times and t/s
+// (make bench-sweep).
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type rec struct {
+	Test   string  `json:"test"`
+	AvgTs  float64 `json:"avg_ts"`
+	Status string  `json:"status"`
+	Phases *struct {
+		Load, Warmup, Depth, Measure float64
+	} `json:"phases_ms"`
+}
+
+func main() {
+	tb := flag.String("tokbench", "bin/tokbench", "tokbench binary")
+	model := flag.String("m", "", "model")
+	depths := flag.String("d", "0,512,1024,2048", "depths")
+	reps := flag.Int("r", 3, "repetitions")
+	extra := flag.String("args", "", "more flags for both, space-separated (e.g. \"-p 512 -n 128\")")
+	flag.Parse()
+	if *model == "" {
+		fmt.Fprintln(os.Stderr, "sweepbench: give -m MODEL")
+		os.Exit(2)
+	}
+	more := strings.Fields(*extra)
+	dir, err := os.MkdirTemp("", "sweepbench-")
+	check(err)
+	defer os.RemoveAll(dir)
+
+	out := filepath.Join(dir, "sweep.jsonl")
+	args := append([]string{"sweep", "-m", *model, "-d", *depths, "-r", strconv.Itoa(*reps), "--out", out, "-o", "jsonl"}, more...)
+	t0 := time.Now()
+	_, err = exec.Command(*tb, args...).Output()
+	check(err)
+	sweepWall := time.Since(t0)
+	data, err := os.ReadFile(out)
+	check(err)
+	sweepTs := map[string]float64{}
+	var phases [4]float64
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r rec
+		check(json.Unmarshal([]byte(line), &r))
+		sweepTs[r.Test] = r.AvgTs
+		if r.Phases != nil {
+			phases[0] += r.Phases.Load
+			phases[1] += r.Phases.Warmup
+			phases[2] += r.Phases.Depth
+			phases[3] += r.Phases.Measure
+		}
+	}
+
+	runTs := map[string]float64{}
+	var runWall time.Duration
+	for _, d := range strings.Split(*depths, ",") {
+		args := append([]string{"run", "-m", *model, "-d", d, "-r", strconv.Itoa(*reps), "-o", "json"}, more...)
+		t0 := time.Now()
+		b, err := exec.Command(*tb, args...).Output()
+		check(err)
+		runWall += time.Since(t0)
+		var rs []rec
+		check(json.Unmarshal(b, &rs))
+		for _, r := range rs {
+			runTs[r.Test] = r.AvgTs
+		}
+	}
+
+	var tests []string
+	for t := range sweepTs {
+		tests = append(tests, t)
+	}
+	sort.Strings(tests)
+	fmt.Printf("%-14s %12s %12s %8s\n", "test", "run t/s", "sweep t/s", "ratio")
+	for _, t := range tests {
+		fmt.Printf("%-14s %12.2f %12.2f %8.3f\n", t, runTs[t], sweepTs[t], sweepTs[t]/runTs[t])
+	}
+	fmt.Printf("\nwall time: one by one %.1fs, sweep %.1fs: ratio %.3f (target <= 0.6)\n", runWall.Seconds(), sweepWall.Seconds(), sweepWall.Seconds()/runWall.Seconds())
+	fmt.Printf("sweep phases: load %.1fs, warm-up %.1fs, depth fill %.1fs, measuring %.1fs\n", phases[0]/1000, phases[1]/1000, phases[2]/1000, phases[3]/1000)
+	fmt.Printf("(measuring is the same work in both: the ratio cannot go below measuring / one-by-one = %.3f)\n", phases[3]/1000/runWall.Seconds())
+}
+
+func check(err error) {
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			fmt.Fprintf(os.Stderr, "sweepbench: %v\n%s", err, ee.Stderr)
+		} else {
+			fmt.Fprintln(os.Stderr, "sweepbench:", err)
+		}
+		os.Exit(1)
+	}
+}
