@@ -33,42 +33,44 @@ func Ints(v ...int) IntAxis { return IntAxis{Values: v, set: true} }
 // Strs makes an axis from values.
 func Strs(v ...string) StrAxis { return StrAxis{Values: v, set: true} }
 
-func (a *IntAxis) UnmarshalYAML(n *yaml.Node) error {
-	a.set, a.Values = true, nil
+// scalars returns the scalar items of a YAML value: itself, or a list's.
+func scalars(n *yaml.Node, what string) ([]*yaml.Node, error) {
 	items := []*yaml.Node{n}
 	if n.Kind == yaml.SequenceNode {
 		items = n.Content
 	}
 	for _, it := range items {
 		if it.Kind != yaml.ScalarNode {
-			return fmt.Errorf("line %d: want numbers or ranges", it.Line)
+			return nil, fmt.Errorf("line %d: want %s", it.Line, what)
 		}
+	}
+	return items, nil
+}
+
+func (a *IntAxis) UnmarshalYAML(n *yaml.Node) error {
+	items, err := scalars(n, "numbers or ranges")
+	a.set, a.Values = true, nil
+	for _, it := range items {
 		vals, err := ParseInts(it.Value)
 		if err != nil {
 			return fmt.Errorf("line %d: %w", it.Line, err)
 		}
 		a.Values = append(a.Values, vals...)
 	}
-	return nil
+	return err
 }
 
 func (a *StrAxis) UnmarshalYAML(n *yaml.Node) error {
+	items, err := scalars(n, "strings")
 	a.set, a.Values = true, nil
-	items := []*yaml.Node{n}
-	if n.Kind == yaml.SequenceNode {
-		items = n.Content
-	}
 	for _, it := range items {
-		if it.Kind != yaml.ScalarNode {
-			return fmt.Errorf("line %d: want strings", it.Line)
-		}
 		for _, v := range strings.Split(it.Value, ",") {
 			if v = strings.TrimSpace(v); v != "" {
 				a.Values = append(a.Values, v)
 			}
 		}
 	}
-	return nil
+	return err
 }
 
 // Duration reads "90s", "10m" from YAML.
