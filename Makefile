@@ -26,7 +26,7 @@ export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/m
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
-.PHONY: all build demo test vet fuzz bench bench-sweep clean env
+.PHONY: all build demo test vet fuzz bench bench-sweep bench-telemetry cuda clean env
 
 all: build
 
@@ -60,6 +60,15 @@ bench: build
 # A depth sweep against the same points run one by one (bench/sweepbench).
 bench-sweep: build
 	scripts/bench-sweep.sh
+
+# The sampler's cost: tg/pp t/s with telemetry at 20 Hz against without.
+bench-telemetry: build
+	scripts/bench-telemetry.sh
+
+# CUDA backend (shared libraries) from the pinned llama.cpp, beside the
+# binary: CUDA_ARCHITECTURES=90 (default: this machine's GPU).
+cuda: build
+	OLLAMA_DIR=$(OLLAMA_DIR) scripts/build-cuda.sh bin
 
 env:
 	@echo OLLAMA_DIR=$(OLLAMA_DIR)

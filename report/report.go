@@ -124,8 +124,58 @@ func Grouped(recs []sweep.Record) []sweep.Record {
 
 func group(r *sweep.Record) string { return cmpOr(r.ModelID, r.ModelFile) + "|" + r.ModelFileType }
 
+// gpuColumns show what the GPUs did while a test was measured; tables
+// have them when any record has GPU telemetry.
+var gpuColumns = []column{
+	{"gpu %", true, func(r *sweep.Record) string { return gpuStat(r, "gpu_util", "%.0f") }},
+	{"mem %", true, func(r *sweep.Record) string { return gpuStat(r, "mem_util", "%.0f") }},
+	{"dram bw %", true, func(r *sweep.Record) string { return gpuStat(r, "dram_bw_util", "%.0f") }},
+	{"W", true, func(r *sweep.Record) string { return gpuStat(r, "power_w", "%.0f") }},
+	{"J/tok", true, func(r *sweep.Record) string {
+		if r.TokensPerJ == nil || *r.TokensPerJ == 0 {
+			return "-"
+		}
+		s := fmt.Sprintf("%.3g", 1 / *r.TokensPerJ)
+		if r.Throttled {
+			s += " (throttled)"
+		}
+		return s
+	}},
+}
+
+// gpuStat is a GPU metric's mean over the measured repetitions, averaged
+// over the GPUs that report it.
+func gpuStat(r *sweep.Record, metric, format string) string {
+	if r.Telemetry == nil || r.Telemetry.Measure == nil {
+		return "-"
+	}
+	var sum float64
+	n := 0
+	for _, d := range r.Telemetry.Measure.Devices {
+		if st, ok := d.Metrics[metric]; ok && d.Dev >= 0 {
+			sum += st.Mean
+			n++
+		}
+	}
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, sum/float64(n))
+}
+
+// columnsFor adds the GPU columns when there is GPU telemetry.
+func columnsFor(recs []sweep.Record) []column {
+	for i := range recs {
+		if gpuStat(&recs[i], "gpu_util", "%.0f") != "-" || gpuStat(&recs[i], "power_w", "%.0f") != "-" {
+			return append(slices.Clone(columns), gpuColumns...)
+		}
+	}
+	return columns
+}
+
 // Table writes an aligned table, a blank line between models.
 func Table(w io.Writer, recs []sweep.Record) error {
+	columns := columnsFor(recs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(cells []string) {
 		for _, c := range cells {
@@ -158,6 +208,7 @@ func Table(w io.Writer, recs []sweep.Record) error {
 
 // Markdown writes a GitHub-flavoured table, as llama-bench -o md does.
 func Markdown(w io.Writer, recs []sweep.Record) error {
+	columns := columnsFor(recs)
 	var head, rule []string
 	for _, c := range columns {
 		head = append(head, c.head)
@@ -239,7 +290,20 @@ var csvFields = []struct {
 	{"itl_p90_ms", func(r *sweep.Record) string { return latF(r.ITL, 90) }},
 	{"itl_p99_ms", func(r *sweep.Record) string { return latF(r.ITL, 99) }},
 	{"itl_max_ms", func(r *sweep.Record) string { return latF(r.ITL, 100) }},
+	{"gpu_util", func(r *sweep.Record) string { return gpuStat(r, "gpu_util", "%.2f") }},
+	{"mem_util", func(r *sweep.Record) string { return gpuStat(r, "mem_util", "%.2f") }},
+	{"power_w", func(r *sweep.Record) string { return gpuStat(r, "power_w", "%.2f") }},
+	{"energy_j", func(r *sweep.Record) string { return optF(r.EnergyJ) }},
+	{"tokens_per_j", func(r *sweep.Record) string { return optF(r.TokensPerJ) }},
+	{"throttled", func(r *sweep.Record) string { return strconv.FormatBool(r.Throttled) }},
 	{"test_time", func(r *sweep.Record) string { return r.TestTime.Format("2006-01-02T15:04:05Z") }},
+}
+
+func optF(f *float64) string {
+	if f == nil {
+		return ""
+	}
+	return fmtF(*f)
 }
 
 func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', 6, 64) }

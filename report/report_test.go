@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/sweep"
 )
 
@@ -71,5 +72,29 @@ func TestCSVAndJSON(t *testing.T) {
 	}
 	if err := Write(&b, "yaml", nil); err == nil {
 		t.Error("unknown format accepted")
+	}
+}
+
+func TestGPUColumns(t *testing.T) {
+	recs := records()
+	var b bytes.Buffer
+	Write(&b, "table", recs)
+	if strings.Contains(b.String(), "J/tok") {
+		t.Error("GPU columns without GPU telemetry")
+	}
+	tpj := 4.0
+	recs[1].TokensPerJ, recs[1].Throttled = &tpj, true
+	recs[1].Telemetry = &sweep.Telemetry{Measure: &gpu.Window{Devices: []gpu.DeviceWindow{
+		{Dev: -1, Metrics: map[string]gpu.Stat{"cpu_pct": {Mean: 99}}},
+		{Dev: 0, Metrics: map[string]gpu.Stat{"gpu_util": {Mean: 90}, "mem_util": {Mean: 70}, "power_w": {Mean: 400}}},
+		{Dev: 1, Metrics: map[string]gpu.Stat{"gpu_util": {Mean: 80}, "mem_util": {Mean: 50}, "power_w": {Mean: 300}}},
+	}}}
+	b.Reset()
+	Write(&b, "table", recs)
+	out := b.String()
+	for _, want := range []string{"gpu %", "J/tok", "85", "60", "350", "0.25 (throttled)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
 	}
 }

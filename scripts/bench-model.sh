@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the bench scripts: MODEL is a synthetic PRESET/TYPE model in the
 # cache, made once, unless MODEL is given.
 PRESET=${PRESET:-smollm-135m}

@@ -2,6 +2,8 @@ package sweep
 
 import (
 	"time"
+
+	"github.com/tokbench/tokbench/gpu"
 )
 
 // Record is the result of one test (pp or tg) of one point. Fields shared
@@ -40,34 +42,42 @@ type Record struct {
 	SamplesTs   []float64 `json:"samples_ts"`
 
 	// tokbench's own
-	Key           string   `json:"key"`      // the point's identity (resume matches on it)
-	ModelID       string   `json:"model_id"` // the model as the sweep named it
-	Status        string   `json:"status"`   // ok, skipped, failed
-	Reason        string   `json:"reason,omitempty"`
-	Phases        *Phases  `json:"phases_ms,omitempty"`
-	Tool          string   `json:"tool"` // "tokbench <version>"
-	OllamaVersion string   `json:"ollama_version"`
-	Test          string   `json:"test"` // pp512, tg128@d1024, ...
-	Backend       string   `json:"backend"`
-	Devices       []string `json:"devices"`
-	CPUFeatures   string   `json:"cpu_features"`
-	HostThreads   int      `json:"host_threads"`
-	HostMemory    uint64   `json:"host_memory"`
-	ModelFileType string   `json:"model_file_type"`
-	ModelFileSize int64    `json:"model_file_size"`
-	NCtx          int      `json:"n_ctx"`
-	NParallel     int      `json:"n_parallel"`
-	Sampling      string   `json:"sampling"` // "none" or the chain
-	Reps          int      `json:"repetitions"`
-	Warmup        bool     `json:"warmup"`
-	MedianTs      float64  `json:"median_ts"`
-	MinTs         float64  `json:"min_ts"`
-	MaxTs         float64  `json:"max_ts"`
-	CI95Ts        float64  `json:"ci95_ts"`
-	CV            float64  `json:"cv"`
-	AvgTsPerSeq   float64  `json:"avg_ts_per_seq"`
-	TTFT          *Latency `json:"ttft_ms,omitempty"`
-	ITL           *Latency `json:"itl_ms,omitempty"`
+	Key     string  `json:"key"`      // the point's identity (resume matches on it)
+	ModelID string  `json:"model_id"` // the model as the sweep named it
+	Status  string  `json:"status"`   // ok, skipped, failed
+	Reason  string  `json:"reason,omitempty"`
+	Phases  *Phases `json:"phases_ms,omitempty"`
+
+	// Hardware: the GPUs' static profile, and what they and the host did
+	// during the point (telemetry windows per phase and repetition).
+	GPUProfile    []gpu.GPU  `json:"gpu_profile,omitempty"`
+	Telemetry     *Telemetry `json:"telemetry,omitempty"`
+	EnergyJ       *float64   `json:"energy_j,omitempty"`     // GPU energy of the timed repetitions
+	TokensPerJ    *float64   `json:"tokens_per_j,omitempty"` // tokens generated (or prefilled) per joule
+	Throttled     bool       `json:"throttled,omitempty"`    // power or thermal clock limits seen while measuring
+	Tool          string     `json:"tool"`                   // "tokbench <version>"
+	OllamaVersion string     `json:"ollama_version"`
+	Test          string     `json:"test"` // pp512, tg128@d1024, ...
+	Backend       string     `json:"backend"`
+	Devices       []string   `json:"devices"`
+	CPUFeatures   string     `json:"cpu_features"`
+	HostThreads   int        `json:"host_threads"`
+	HostMemory    uint64     `json:"host_memory"`
+	ModelFileType string     `json:"model_file_type"`
+	ModelFileSize int64      `json:"model_file_size"`
+	NCtx          int        `json:"n_ctx"`
+	NParallel     int        `json:"n_parallel"`
+	Sampling      string     `json:"sampling"` // "none" or the chain
+	Reps          int        `json:"repetitions"`
+	Warmup        bool       `json:"warmup"`
+	MedianTs      float64    `json:"median_ts"`
+	MinTs         float64    `json:"min_ts"`
+	MaxTs         float64    `json:"max_ts"`
+	CI95Ts        float64    `json:"ci95_ts"`
+	CV            float64    `json:"cv"`
+	AvgTsPerSeq   float64    `json:"avg_ts_per_seq"`
+	TTFT          *Latency   `json:"ttft_ms,omitempty"`
+	ITL           *Latency   `json:"itl_ms,omitempty"`
 	// SamplingCostPct is how much slower the sampled tg test was than the
 	// same test with random tokens (percent of raw t/s).
 	SamplingCostPct *float64 `json:"sampling_cost_pct,omitempty"`
@@ -89,6 +99,16 @@ type Phases struct {
 	WarmupMs  float64 `json:"warmup"`
 	DepthMs   float64 `json:"depth"`
 	MeasureMs float64 `json:"measure"`
+}
+
+// Telemetry holds one window per phase of a point: warm-up and depth fill
+// (when the point did them), the timed repetitions together, and each
+// repetition.
+type Telemetry struct {
+	Warmup  *gpu.Window  `json:"warmup,omitempty"`
+	Depth   *gpu.Window  `json:"depth,omitempty"`
+	Measure *gpu.Window  `json:"measure"`
+	Reps    []gpu.Window `json:"reps"`
 }
 
 // IsPrompt reports whether the record is a pp (prefill) test.

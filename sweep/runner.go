@@ -19,11 +19,18 @@ type Env struct {
 	Host        gpu.Host
 	Devices     []engine.Device
 	CPUFeatures string
+	GPUs        []gpu.GPU // NVML's profiles; empty without NVML
 }
 
-// DescribeEnv reads the environment (engine.Init first).
+// DescribeEnv reads the environment (engine.Init first). The GPU profile
+// comes from NVML when it is there; without it the profile is empty.
 func DescribeEnv(version string) Env {
-	return Env{Version: version, Host: gpu.ReadHost(), Devices: engine.Devices(), CPUFeatures: engine.CPUFeatures()}
+	env := Env{Version: version, Host: gpu.ReadHost(), Devices: engine.Devices(), CPUFeatures: engine.CPUFeatures()}
+	if lib, err := gpu.OpenNVML(); err == nil {
+		env.GPUs, _ = gpu.Profiles(lib)
+		lib.Shutdown()
+	}
+	return env
 }
 
 // ErrStopped is returned when a graceful stop was asked for: the point in
@@ -35,7 +42,7 @@ var ErrStopped = errors.New("stopped")
 // after one uncounted warm-up. Each record is passed to done (if not nil)
 // as soon as it is measured; records measured before an error or
 // cancellation are returned with the error.
-func Measure(ctx context.Context, p Point, env Env, done func(Record)) ([]Record, error) {
+func Measure(ctx context.Context, p Point, env Env, sampler *gpu.Sampler, done func(Record)) ([]Record, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -44,7 +51,7 @@ func Measure(ctx context.Context, p Point, env Env, done func(Record)) ([]Record
 	}
 	tests := p.Tests()
 	var recs []Record
-	ex := &Executor{Env: env}
+	ex := &Executor{Env: env, Sampler: sampler}
 	err := ex.Run(ctx, Order(tests), func(r Record) error {
 		if r.Status != StatusOK {
 			return errors.New(r.Reason)
@@ -112,6 +119,8 @@ type Executor struct {
 	Fault string
 	// Started, if set, is told of each test as it starts.
 	Started func(Point)
+	// Sampler, if set, is running: each record gets telemetry windows.
+	Sampler *gpu.Sampler
 
 	model    *engine.Model
 	modelKey string
@@ -176,6 +185,7 @@ func groupNCtx(rest []Point, p Point) int {
 
 func (e *Executor) one(ctx context.Context, p Point, nctx int) (*Record, error) {
 	var ph Phases
+	var tel Telemetry
 	if e.modelKey != p.modelKey() {
 		e.close()
 		t0 := time.Now()
@@ -201,6 +211,7 @@ func (e *Executor) one(ctx context.Context, p Point, nctx int) (*Record, error) 
 				return nil, err
 			}
 			ph.WarmupMs = ms(time.Since(t0))
+			tel.Warmup = e.window(t0, time.Now())
 		}
 	}
 	s := e.sess
@@ -216,6 +227,9 @@ func (e *Executor) one(ctx context.Context, p Point, nctx int) (*Record, error) 
 		return nil, wrapTimeout(fmt.Errorf("fill depth %d: %w", p.NDepth, err), p)
 	}
 	ph.DepthMs = ms(time.Since(t0))
+	if ph.DepthMs > 0.5 {
+		tel.Depth = e.window(t0, time.Now())
+	}
 	t0 = time.Now()
 	var rec *Record
 	var err error
@@ -230,6 +244,9 @@ func (e *Executor) one(ctx context.Context, p Point, nctx int) (*Record, error) 
 	ph.MeasureMs = ms(time.Since(t0))
 	rec.Phases = &ph
 	rec.NCtx = s.opts.NCtx
+	if e.Sampler != nil && len(s.reps) > 0 {
+		e.attach(rec, &tel, s.reps, p.Parallel*max(p.NPrompt, p.NGen))
+	}
 	rec.Status = StatusOK
 	return rec, nil
 }
@@ -267,6 +284,38 @@ func (e *Executor) generate(s *session, p Point) (*Record, error) {
 	return rec, nil
 }
 
+func (e *Executor) window(a, b time.Time) *gpu.Window {
+	if e.Sampler == nil {
+		return nil
+	}
+	w := e.Sampler.Window(a, b)
+	return &w
+}
+
+// attach adds the telemetry of a measured test: a window over all its
+// repetitions and one per repetition, the GPU energy of the repetitions
+// and the tokens they produced per joule.
+func (e *Executor) attach(rec *Record, tel *Telemetry, reps [][2]time.Time, tokensPerRep int) {
+	tel.Measure = e.window(reps[0][0], reps[len(reps)-1][1])
+	var joules float64
+	haveEnergy := true
+	for _, r := range reps {
+		w := e.Sampler.Window(r[0], r[1])
+		tel.Reps = append(tel.Reps, w)
+		j, ok := w.EnergyJ()
+		joules += j
+		haveEnergy = haveEnergy && ok
+	}
+	for _, d := range tel.Measure.Devices {
+		rec.Throttled = rec.Throttled || d.Throttled
+	}
+	if haveEnergy && joules > 0 {
+		tpj := float64(tokensPerRep*len(reps)) / joules
+		rec.EnergyJ, rec.TokensPerJ = &joules, &tpj
+	}
+	rec.Telemetry = tel
+}
+
 func wrapTimeout(err error, p Point) error {
 	if errors.Is(err, engine.ErrDeadline) {
 		return fmt.Errorf("%w (--timeout %s)", err, p.Timeout)
@@ -298,6 +347,7 @@ func fill(r Record, p Point, meta engine.Meta, env Env) Record {
 	r.Tool = "tokbench " + env.Version
 	r.CPUInfo, r.CPUFeatures = env.Host.CPUModel, env.CPUFeatures
 	r.HostThreads, r.HostMemory = env.Host.Threads, env.Host.MemTotal
+	r.GPUProfile = env.GPUs
 	var backends, gpuBackends, gpus []string
 	for _, d := range env.Devices {
 		r.Devices = append(r.Devices, d.Description)

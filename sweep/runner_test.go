@@ -3,13 +3,16 @@ package sweep
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/gpu"
 )
 
 var tinyPath string
@@ -38,7 +41,7 @@ func tinyPoint() Point {
 func TestMeasurePPAndTG(t *testing.T) {
 	p := tinyPoint()
 	p.NDepth, p.Parallel = 40, 3
-	recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil)
+	recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +81,7 @@ func TestMeasurePPAndTG(t *testing.T) {
 func TestMeasureSamplingCost(t *testing.T) {
 	p := tinyPoint()
 	p.NPrompt, p.Sampling = 0, "typical"
-	recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil)
+	recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +100,7 @@ func TestMeasureCanceledKeepsFinished(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var seen []string
 	// tg runs first; cancel once it is done: pp (4000 tokens x 50) is then under way.
-	recs, err := Measure(ctx, p, DescribeEnv("test"), func(r Record) {
+	recs, err := Measure(ctx, p, DescribeEnv("test"), nil, func(r Record) {
 		seen = append(seen, r.Test)
 		time.AfterFunc(100*time.Millisecond, cancel)
 	})
@@ -154,4 +157,46 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%s: %v, want an InputError", name, err)
 		}
 	}
+}
+
+func TestMeasureWithTelemetry(t *testing.T) {
+	s, note, err := StartTelemetry(200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if note != "" && !strings.HasPrefix(note, "NVML unavailable") {
+		t.Errorf("note %q", note)
+	}
+	p := tinyPoint()
+	p.NPrompt, p.NGen, p.Reps = 256, 64, 3
+	recs, err := Measure(context.Background(), p, DescribeEnv("test"), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		tel := r.Telemetry
+		if tel == nil || tel.Measure == nil || len(tel.Reps) != 3 {
+			t.Fatalf("%s: telemetry %+v", r.Test, tel)
+		}
+		var host *gpu.DeviceWindow
+		for i := range tel.Measure.Devices {
+			if tel.Measure.Devices[i].Dev == -1 {
+				host = &tel.Measure.Devices[i]
+			}
+		}
+		if host == nil || host.Metrics["rss"].Mean <= 0 {
+			t.Errorf("%s: no host window in %+v", r.Test, tel.Measure)
+		}
+		if math.Abs(tel.Measure.Seconds-float64(sum(r.SamplesNs))/1e9) > tel.Measure.Seconds/2 {
+			t.Errorf("%s: measure window %.3fs, repetitions took %.3fs", r.Test, tel.Measure.Seconds, float64(sum(r.SamplesNs))/1e9)
+		}
+	}
+}
+
+func sum(xs []uint64) (s uint64) {
+	for _, x := range xs {
+		s += x
+	}
+	return s
 }

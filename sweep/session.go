@@ -15,6 +15,7 @@ type session struct {
 	opts  engine.ContextOptions
 	depth int // tokens held per sequence; -1 when unknown
 	stop  func() bool
+	reps  [][2]time.Time // start and end of each timed repetition of the last test
 }
 
 func newSession(m *engine.Model, p Point, nctx int) (*session, error) {
@@ -80,6 +81,7 @@ func (s *session) stopping() bool { return s.stop != nil && s.stop() }
 // in the cache, so the next, deeper test need not fill them again.
 func (s *session) prompt(p Point) (*Record, error) {
 	ns := make([]float64, 0, p.Reps)
+	s.reps = s.reps[:0]
 	for r := 0; r < p.Reps; r++ {
 		if r > 0 && s.stopping() {
 			return nil, ErrStopped
@@ -92,7 +94,9 @@ func (s *session) prompt(p Point) (*Record, error) {
 		if err := s.c.Prefill(p.Parallel, p.NPrompt, p.NDepth); err != nil {
 			return nil, fmt.Errorf("pp%d repetition %d: %w", p.NPrompt, r+1, err)
 		}
-		ns = append(ns, float64(time.Since(t0).Nanoseconds()))
+		t1 := time.Now()
+		ns = append(ns, float64(t1.Sub(t0).Nanoseconds()))
+		s.reps = append(s.reps, [2]time.Time{t0, t1})
 		s.depth = p.NDepth + p.NPrompt
 	}
 	rec := rates(ns, p.Parallel*p.NPrompt, p.Parallel)
@@ -106,6 +110,7 @@ func (s *session) prompt(p Point) (*Record, error) {
 func (s *session) generate(p Point, smp *engine.SamplerSet, sampling string) (*Record, error) {
 	ns := make([]float64, 0, p.Reps)
 	steps := make([]float64, 0, p.Reps*p.NGen)
+	s.reps = s.reps[:0]
 	for r := 0; r < p.Reps; r++ {
 		if r > 0 && s.stopping() {
 			return nil, ErrStopped
@@ -129,6 +134,7 @@ func (s *session) generate(p Point, smp *engine.SamplerSet, sampling string) (*R
 			prev = now
 		}
 		ns = append(ns, float64(prev.Sub(t0).Nanoseconds()))
+		s.reps = append(s.reps, [2]time.Time{t0, prev})
 		s.depth = p.NDepth + p.NGen
 	}
 	rec := rates(ns, p.Parallel*p.NGen, p.Parallel)

@@ -19,6 +19,8 @@ type Options struct {
 	Exe         string // tokbench executable for workers (default: this one)
 	ExeArgs     []string
 	Fault       string    // test-only: make the worker abort at this point
+	Telemetry   int       // sample rate in Hz; 0: off
+	TelemetryTo string    // raw samples (JSONL)
 	Log         io.Writer // progress and notes (stderr)
 	TTY         bool      // Log is a terminal
 	Dropped     int       // points removed by filters, for the plan
@@ -93,7 +95,7 @@ func Run(ctx context.Context, points []Point, env Env, o Options) (*Outcome, err
 	defer pr.Finish()
 	wc := workerCmd{Exe: o.Exe, Args: o.ExeArgs}
 	for _, group := range byModel(plan.Points) {
-		err := runGroup(ctx, wc, workerRequest{Version: env.Version, Fault: o.Fault, Points: group}, env, pr, plan, record)
+		err := runGroup(ctx, wc, workerRequest{Version: env.Version, Fault: o.Fault, TelemetryRate: o.Telemetry, TelemetryOut: o.TelemetryTo, Points: group}, env, pr, plan, record)
 		if errors.Is(err, ErrStopped) {
 			sum.Interrupted = true
 			break

@@ -25,9 +25,11 @@ import (
 // costs one failed point, and the sweep goes on.
 
 type workerRequest struct {
-	Version string  `json:"version"`
-	Fault   string  `json:"fault,omitempty"`
-	Points  []Point `json:"points"`
+	Version       string  `json:"version"`
+	Fault         string  `json:"fault,omitempty"`
+	TelemetryRate int     `json:"telemetry_rate,omitempty"` // Hz; 0: off
+	TelemetryOut  string  `json:"telemetry_out,omitempty"`  // raw samples, appended per point
+	Points        []Point `json:"points"`
 }
 
 type workerEvent struct {
@@ -61,13 +63,33 @@ func ServeWorker(r io.Reader, w io.Writer) int {
 		out.Write(append(b, '\n'))
 		return out.Flush()
 	}
+	var began time.Time
 	ex := &Executor{
-		Env:     DescribeEnv(req.Version),
-		Stop:    stop.Load,
-		Fault:   req.Fault,
-		Started: func(p Point) { send(workerEvent{Start: p.Key()}) },
+		Env:   DescribeEnv(req.Version),
+		Stop:  stop.Load,
+		Fault: req.Fault,
+		Started: func(p Point) {
+			began = time.Now()
+			send(workerEvent{Start: p.Key()})
+		},
 	}
-	err := ex.Run(context.Background(), req.Points, func(rec Record) error { return send(workerEvent{Record: &rec}) })
+	if req.TelemetryRate > 0 {
+		s, _, err := StartTelemetry(req.TelemetryRate)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tokbench sweep-worker:", err)
+			return 2
+		}
+		defer s.Stop()
+		ex.Sampler = s
+	}
+	err := ex.Run(context.Background(), req.Points, func(rec Record) error {
+		if ex.Sampler != nil && req.TelemetryOut != "" {
+			if err := appendSamples(ex.Sampler, req.TelemetryOut, began, time.Now()); err != nil {
+				return err
+			}
+		}
+		return send(workerEvent{Record: &rec})
+	})
 	switch {
 	case errors.Is(err, ErrStopped):
 		send(workerEvent{Stopped: true})

@@ -1,7 +1,10 @@
-// Command compare runs tokbench and the C reference loop (bench/cref)
-// alternately on the same model and settings and prints tokbench's t/s as
-// a ratio of the reference's, per test. Alternating spreads the machine's
-// drift over both; medians of all repetitions resist outliers.
+// Command compare runs two sides alternately on the same model and
+// settings and prints the second's t/s as a ratio of the first's, per
+// test. -mode cref: the C reference loop (bench/cref) against tokbench run
+// (tokbench's overhead); -mode telemetry: tokbench run without telemetry
+// against it sampling at -rate Hz (the sampler's cost). Alternating spreads
+// the machine's drift over both; medians of all repetitions resist
+// outliers.
 package main
 
 import (
@@ -30,27 +33,38 @@ func main() {
 	r := flag.Int("r", 5, "repetitions per run")
 	rounds := flag.Int("rounds", 4, "alternating rounds")
 	target := flag.Float64("target", 0.98, "ratio to meet")
+	mode := flag.String("mode", "cref", "cref or telemetry")
+	rate := flag.Int("rate", 20, "telemetry sampling rate (Hz), -mode telemetry")
 	flag.Parse()
 	if *model == "" {
 		fmt.Fprintln(os.Stderr, "compare: give -m MODEL")
 		os.Exit(2)
 	}
 	args := []string{"-m", *model, "-p", strconv.Itoa(*p), "-n", strconv.Itoa(*n), "-t", strconv.Itoa(*t), "-r", strconv.Itoa(*r)}
-	samples := map[string]map[string][]float64{"tokbench": {}, "cref": {}}
+	sideA, sideB := "cref", "tokbench"
+	cmdFor := func(who string) *exec.Cmd {
+		switch who {
+		case "cref":
+			return exec.Command(*cref, args...)
+		case "telemetry-off":
+			return exec.Command(*tb, append([]string{"run", "-o", "json", "--no-telemetry"}, args...)...)
+		case "telemetry-on":
+			return exec.Command(*tb, append([]string{"run", "-o", "json", "--telemetry-rate", strconv.Itoa(*rate)}, args...)...)
+		}
+		return exec.Command(*tb, append([]string{"run", "-o", "json", "--no-telemetry"}, args...)...)
+	}
+	if *mode == "telemetry" {
+		sideA, sideB = "telemetry-off", "telemetry-on"
+	}
+	samples := map[string]map[string][]float64{sideA: {}, sideB: {}}
 	for round := 0; round < *rounds; round++ {
 		// ABBA order: neither side always runs first.
-		order := []string{"cref", "tokbench"}
+		order := []string{sideA, sideB}
 		if round%2 == 1 {
 			order[0], order[1] = order[1], order[0]
 		}
 		for _, who := range order {
-			var cmd *exec.Cmd
-			if who == "cref" {
-				cmd = exec.Command(*cref, args...)
-			} else {
-				cmd = exec.Command(*tb, append([]string{"run", "-o", "json", "-fa", "auto"}, args...)...)
-			}
-			cmd.Stderr = os.Stderr
+			cmd := cmdFor(who)
 			out, err := cmd.Output()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "compare: %s: %v\n", who, err)
@@ -71,10 +85,10 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "round %d/%d done\n", round+1, *rounds)
 	}
-	fmt.Printf("%-8s %14s %14s %8s  %s\n", "test", "cref t/s", "tokbench t/s", "ratio", "target")
+	fmt.Printf("%-8s %14s %14s %8s  %s\n", "test", sideA, sideB, "ratio", "target")
 	ok := true
 	for _, test := range []string{"pp" + strconv.Itoa(*p), "tg" + strconv.Itoa(*n)} {
-		c, b := median(samples["cref"][test]), median(samples["tokbench"][test])
+		c, b := median(samples[sideA][test]), median(samples[sideB][test])
 		ratio := b / c
 		verdict := "met"
 		if ratio < *target {

@@ -12,6 +12,13 @@ import (
 	"github.com/tokbench/tokbench/gpu"
 )
 
+func errText(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
+}
+
 func devicesCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "devices",
@@ -20,6 +27,12 @@ func devicesCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			host := gpu.ReadHost()
 			devs := engine.Devices()
+			var profiles []gpu.GPU
+			lib, nvmlErr := gpu.OpenNVML()
+			if nvmlErr == nil {
+				profiles, nvmlErr = gpu.Profiles(lib)
+				lib.Shutdown()
+			}
 			switch c.String("output") {
 			case "json":
 				enc := json.NewEncoder(os.Stdout)
@@ -28,6 +41,7 @@ func devicesCommand() *cli.Command {
 					"host": host, "devices": devs, "cpu_features": engine.CPUFeatures(), "system_info": engine.SystemInfo(),
 					"llama_commit": engine.LlamaCommit, "ollama_version": engine.OllamaVersion,
 					"backend_dirs": engine.BackendDirsLoaded(), "gpu_offload": engine.SupportsGPUOffload(),
+					"gpus": profiles, "nvml": errText(nvmlErr),
 				})
 			case "table":
 			default:
@@ -43,6 +57,18 @@ func devicesCommand() *cli.Command {
 			for _, d := range devs {
 				fmt.Printf("%-3d %-8s %-6s %-12s %12.0f %12.0f  %s\n", d.Index, d.Backend, d.Type, d.Name,
 					float64(d.MemoryFree)/(1<<20), float64(d.MemoryTotal)/(1<<20), d.Description)
+			}
+			if nvmlErr != nil {
+				fmt.Printf("\n%s\n", nvmlErr)
+			}
+			for _, g := range profiles {
+				fmt.Printf("\nGPU %d: %s  %s\n", g.Index, g.Name, g.UUID)
+				fmt.Printf("  driver %s, CUDA %s, compute %s, %d SMs, %.1f GiB, %d-bit bus, max clocks %d MHz (SM) / %d MHz (memory)\n",
+					g.Driver, g.CUDADriver, g.Compute, g.SMs, float64(g.MemoryTotal)/(1<<30), g.BusWidthBits, g.MaxSMClockMHz, g.MaxMemClockMHz)
+				fmt.Printf("  peak bandwidth %.0f GB/s (%s), power limit %.0f W, PCIe gen %d x%d\n", g.PeakBWGBs, g.BWSource, g.PowerLimitW, g.PCIeGen, g.PCIeWidth)
+				if p := g.Part; p != nil {
+					fmt.Printf("  datasheet (%s): %.0f GB/s, FP16 %.0f, BF16 %.0f TFLOP/s, INT8 %.0f TOP/s\n", p.Match, p.BWGBs, p.FP16, p.BF16, p.INT8)
+				}
 			}
 			if len(engine.GPUs()) == 0 {
 				fmt.Println("\nno GPU backend loaded: build one (third_party/README.md) and pass --backend-dir, or benchmark on the CPU")

@@ -133,6 +133,16 @@ func TestRunJSON(t *testing.T) {
 	if _, ok := sampled["sampling_cost_pct"].(float64); !ok {
 		t.Error("sampled record has no sampling_cost_pct")
 	}
+	// No NVML on the test machines: said once, and the host is sampled.
+	if strings.Count(r.stderr, "NVML unavailable") > 1 {
+		t.Errorf("NVML's absence reported more than once:\n%s", r.stderr)
+	}
+	for i, rec := range recs {
+		tel, _ := rec["telemetry"].(map[string]any)
+		if tel == nil || tel["measure"] == nil || len(tel["reps"].([]any)) != 3 {
+			t.Errorf("record %d: telemetry %v", i, rec["telemetry"])
+		}
+	}
 }
 
 func TestRunFormats(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,7 +21,7 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "measure one point: prompt processing (pp) and generation (tg), llama-bench's method",
 		UsageText: "tokbench run -m MODEL.gguf [-p 512] [-n 128] [-d 0] [--parallel 1] [-r 5] [-o table|json|jsonl|csv|md]\n   tokbench run --synth llama-1b --synth-type q4_0 ...",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "GGUF model file"},
 			&cli.StringFlag{Name: "synth", Usage: "benchmark a synthetic model of this preset (" + strings.Join(engine.PresetNames(), ", ") + "), made once in the cache"},
 			&cli.StringFlag{Name: "synth-type", Value: "q8_0", Usage: "quantization of the --synth model"},
@@ -44,7 +45,7 @@ func runCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the random tokens (and of --synth weights)"},
 			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "time limit for the whole point"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: " + strings.Join(report.Formats, ", ")},
-		},
+		}, telemetryFlags()...),
 		Action: doRun,
 	}
 }
@@ -97,9 +98,22 @@ func doRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	recs, err := sweep.Measure(c.Context, p, sweep.DescribeEnv(version), func(r sweep.Record) {
+	sampler, err := startTelemetry(c)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	recs, err := sweep.Measure(c.Context, p, sweep.DescribeEnv(version), sampler, func(r sweep.Record) {
 		fmt.Fprintf(os.Stderr, "%s: %.2f t/s\n", r.Test, r.AvgTs)
 	})
+	if sampler != nil {
+		sampler.Stop()
+		if out := c.String("telemetry-out"); out != "" {
+			if werr := writeSamples(sampler, out, start); werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}
 	// What was measured is printed even when a later test failed.
 	if len(recs) > 0 {
 		if werr := report.Write(os.Stdout, format, recs); werr != nil && err == nil {
@@ -110,6 +124,42 @@ func doRun(c *cli.Context) error {
 		return fmt.Errorf("interrupted: %d test(s) finished and printed", len(recs))
 	}
 	return err
+}
+
+func telemetryFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "telemetry-rate", Value: gpu.DefaultRate, Usage: "GPU and host sampling rate in Hz (1 to 200)"},
+		&cli.StringFlag{Name: "telemetry-out", Usage: "write the raw telemetry samples to this JSONL file"},
+		&cli.BoolFlag{Name: "no-telemetry", Usage: "do not sample the GPU and host while measuring"},
+	}
+}
+
+// startTelemetry starts the sampler the flags ask for (nil with
+// --no-telemetry) and says once when NVML is not there.
+func startTelemetry(c *cli.Context) (*gpu.Sampler, error) {
+	if c.Bool("no-telemetry") {
+		return nil, nil
+	}
+	if r := c.Int("telemetry-rate"); r < gpu.MinRate || r > gpu.MaxRate {
+		return nil, usagef("--telemetry-rate %d: use %d to %d Hz", r, gpu.MinRate, gpu.MaxRate)
+	}
+	s, note, err := sweep.StartTelemetry(c.Int("telemetry-rate"))
+	if note != "" {
+		fmt.Fprintln(os.Stderr, note+"; sampling the host only")
+	}
+	return s, err
+}
+
+func writeSamples(s *gpu.Sampler, path string, from time.Time) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	if err := s.WriteJSONL(f, from, time.Now()); err != nil {
+		f.Close()
+		return fmt.Errorf("telemetry %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 func contains(xs []string, s string) bool {

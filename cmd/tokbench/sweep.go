@@ -19,7 +19,7 @@ func sweepCommand() *cli.Command {
 		UsageText: "tokbench sweep -m a.gguf,b.gguf -p 512 -n 128 -d 0,1024,4096 --parallel 1,4 --out results.jsonl\n" +
 			"   tokbench sweep --quantize-from model-f16.gguf --types q8_0,q4_k_m -d 0-4096*2 --out results.jsonl\n" +
 			"   tokbench sweep --spec examples/sweep.yaml --dry-run",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "spec", Usage: "YAML sweep spec (examples/sweep.yaml); flags given too override its keys"},
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "models, comma-separated"},
 			&cli.StringFlag{Name: "synth", Usage: "synthetic presets, comma-separated (made once in the cache)"},
@@ -51,7 +51,7 @@ func sweepCommand() *cli.Command {
 			&cli.BoolFlag{Name: "retry-failed", Usage: "with --resume, measure failed points again"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "closing summary format: " + strings.Join(report.Formats, ", ")},
 			&cli.StringFlag{Name: "test-fault", Hidden: true, Usage: "abort the worker at the point whose key contains this (tests)"},
-		},
+		}, telemetryFlags()...),
 		Action: doSweep,
 	}
 }
@@ -165,13 +165,21 @@ func doSweep(c *cli.Context) error {
 		plan.Print(os.Stdout)
 		return nil
 	}
+	rate := c.Int("telemetry-rate")
+	if c.Bool("no-telemetry") {
+		rate = 0
+	} else if rate < gpu.MinRate || rate > gpu.MaxRate {
+		return usagef("--telemetry-rate %d: use %d to %d Hz", rate, gpu.MinRate, gpu.MaxRate)
+	} else if _, err := gpu.OpenNVML(); err != nil {
+		fmt.Fprintln(os.Stderr, err.Error()+"; sampling the host only")
+	}
 	var exeArgs []string
 	for _, d := range c.StringSlice("backend-dir") {
 		exeArgs = append(exeArgs, "--backend-dir", d)
 	}
 	out, err := sweep.Run(c.Context, points, env, sweep.Options{
 		Out: c.String("out"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
-		ExeArgs: exeArgs, Fault: c.String("test-fault"), Log: os.Stderr, TTY: isTerminal(os.Stderr), Dropped: dropped,
+		ExeArgs: exeArgs, Fault: c.String("test-fault"), Telemetry: rate, TelemetryTo: c.String("telemetry-out"), Log: os.Stderr, TTY: isTerminal(os.Stderr), Dropped: dropped,
 	})
 	if err != nil {
 		return err

@@ -37,7 +37,8 @@ func TestSweepGrid(t *testing.T) {
 	keys := map[string]bool{}
 	for _, rec := range recs {
 		keys[rec.Key] = true
-		if rec.Status != sweep.StatusOK || rec.AvgTs <= 0 || len(rec.SamplesTs) != 2 || rec.NGen != 8 || rec.Phases == nil {
+		if rec.Status != sweep.StatusOK || rec.AvgTs <= 0 || len(rec.SamplesTs) != 2 || rec.NGen != 8 || rec.Phases == nil ||
+			rec.Telemetry == nil || len(rec.Telemetry.Reps) != 2 {
 			t.Errorf("%s: status %s, %v t/s, %d samples", rec.Key, rec.Status, rec.AvgTs, len(rec.SamplesTs))
 		}
 		for _, want := range []string{"synth:tiny:" + rec.ModelFileType, "|n=8|", "|d=" + strconv.Itoa(rec.NDepth) + "|", "|np=" + strconv.Itoa(rec.NParallel) + "|"} {

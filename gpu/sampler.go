@@ -1,0 +1,193 @@
+package gpu
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// Sampler reads GPU (NVML) and host metrics at a fixed rate into a
+// preallocated ring, beside a measurement. Timestamps are offsets on Go's
+// monotonic clock from the sampler's epoch, the clock the engine's timings
+// use, so a phase's window is a time range.
+type Sampler struct {
+	rate  time.Duration
+	epoch time.Time
+	now   func() time.Time // time.Now; tests drive a fake clock
+	devs  []nvml.Device
+	gpm   []*gpmState
+	host  *hostReader
+
+	mu   sync.Mutex
+	ring []Sample
+	n    int64 // samples written since start
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Rates a sampler accepts, in Hz.
+const (
+	MinRate     = 1
+	MaxRate     = 200
+	DefaultRate = 20
+)
+
+// NewSampler samples the given NVML devices (none: host only) at hz,
+// keeping the last capacity samples.
+func NewSampler(lib nvml.Interface, devs []nvml.Device, hz, capacity int) (*Sampler, error) {
+	if hz < MinRate || hz > MaxRate {
+		return nil, fmt.Errorf("sample rate %d Hz: use %d to %d", hz, MinRate, MaxRate)
+	}
+	s := &Sampler{
+		rate:  time.Second / time.Duration(hz),
+		epoch: time.Now(),
+		now:   time.Now,
+		devs:  devs,
+		host:  newHostReader(),
+		ring:  make([]Sample, capacity),
+	}
+	for _, d := range devs {
+		s.gpm = append(s.gpm, newGPM(lib, d))
+	}
+	return s, nil
+}
+
+// Start begins sampling in a goroutine.
+func (s *Sampler) Start() {
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(s.rate)
+		defer t.Stop()
+		s.SampleNow()
+		for {
+			select {
+			case <-s.stop:
+				s.SampleNow()
+				return
+			case <-t.C:
+				s.SampleNow()
+			}
+		}
+	}()
+}
+
+// Stop ends sampling (after one last sample) and waits for it.
+func (s *Sampler) Stop() {
+	if s.stop != nil {
+		close(s.stop)
+		<-s.done
+		s.stop = nil
+	}
+}
+
+// Epoch is the time sample offsets count from.
+func (s *Sampler) Epoch() time.Time { return s.epoch }
+
+// SampleNow takes one sample of every device and of the host.
+func (s *Sampler) SampleNow() {
+	t := s.now().Sub(s.epoch).Nanoseconds()
+	for i, d := range s.devs {
+		var smp Sample
+		smp.T, smp.Dev = t, int8(i)
+		readDevice(d, s.gpm[i], &smp)
+		s.put(&smp)
+	}
+	var h Sample
+	h.T, h.Dev = t, -1
+	s.host.read(&h, time.Duration(t))
+	s.put(&h)
+}
+
+func (s *Sampler) put(smp *Sample) {
+	s.mu.Lock()
+	s.ring[s.n%int64(len(s.ring))] = *smp
+	s.n++
+	s.mu.Unlock()
+}
+
+// readDevice fills a sample from NVML; unsupported calls leave their
+// metric absent.
+func readDevice(d nvml.Device, g *gpmState, smp *Sample) {
+	if u, ret := d.GetUtilizationRates(); ret == nvml.SUCCESS {
+		smp.set(GPUUtil, float64(u.Gpu))
+		smp.set(MemUtil, float64(u.Memory))
+	}
+	if c, ret := d.GetClockInfo(nvml.CLOCK_SM); ret == nvml.SUCCESS {
+		smp.set(SMClock, float64(c))
+	}
+	if c, ret := d.GetClockInfo(nvml.CLOCK_MEM); ret == nvml.SUCCESS {
+		smp.set(MemClock, float64(c))
+	}
+	if p, ret := d.GetPowerUsage(); ret == nvml.SUCCESS {
+		smp.set(Power, float64(p)/1000)
+	}
+	if t, ret := d.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
+		smp.set(Temp, float64(t))
+	}
+	if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
+		smp.set(MemUsed, float64(m.Used))
+	}
+	if v, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_TX_BYTES); ret == nvml.SUCCESS {
+		smp.set(PCIeTx, float64(v))
+	}
+	if v, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_RX_BYTES); ret == nvml.SUCCESS {
+		smp.set(PCIeRx, float64(v))
+	}
+	if e, ret := d.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
+		smp.Energy, smp.HasE = e, true
+	}
+	if r, ret := d.GetCurrentClocksEventReasons(); ret == nvml.SUCCESS {
+		smp.Throttle, smp.HasThr = r, true
+	}
+	g.read(smp)
+}
+
+// Samples returns the samples taken from start on (the ring's capacity
+// bounds how far back), oldest first.
+func (s *Sampler) Samples(from, to time.Time) []Sample {
+	a, b := from.Sub(s.epoch).Nanoseconds(), to.Sub(s.epoch).Nanoseconds()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first := max(int64(0), s.n-int64(len(s.ring)))
+	var out []Sample
+	for i := first; i < s.n; i++ {
+		smp := s.ring[i%int64(len(s.ring))]
+		if smp.T >= a && smp.T <= b {
+			out = append(out, smp)
+		}
+	}
+	return out
+}
+
+// WriteJSONL writes the samples between from and to, one JSON object per
+// line (t in seconds from the epoch, dev -1 for the host, present metrics
+// by name), for plotting.
+func (s *Sampler) WriteJSONL(w io.Writer, from, to time.Time) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, smp := range s.Samples(from, to) {
+		m := map[string]any{"t": float64(smp.T) / 1e9, "dev": smp.Dev}
+		for k := Metric(0); k < numMetrics; k++ {
+			if smp.Has(k) {
+				m[k.String()] = smp.V[k]
+			}
+		}
+		if smp.HasE {
+			m["energy_mj"] = smp.Energy
+		}
+		if smp.HasThr {
+			m["clock_event_reasons"] = ThrottleReasons(smp.Throttle)
+		}
+		if err := enc.Encode(m); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
