@@ -149,19 +149,24 @@ func readDevice(d nvml.Device, g *gpmState, smp *Sample) {
 	g.read(smp)
 }
 
-// Samples returns the samples taken from start on (the ring's capacity
-// bounds how far back), oldest first.
+// Samples returns the samples taken between from and to (the ring's
+// capacity bounds how far back), oldest first. The ring is in time order,
+// so the scan walks back from the newest and stops at from.
 func (s *Sampler) Samples(from, to time.Time) []Sample {
 	a, b := from.Sub(s.epoch).Nanoseconds(), to.Sub(s.epoch).Nanoseconds()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	first := max(int64(0), s.n-int64(len(s.ring)))
+	i := s.n - 1
+	for ; i >= first && s.ring[i%int64(len(s.ring))].T >= a; i-- {
+	}
 	var out []Sample
-	for i := first; i < s.n; i++ {
+	for i++; i < s.n; i++ {
 		smp := s.ring[i%int64(len(s.ring))]
-		if smp.T >= a && smp.T <= b {
-			out = append(out, smp)
+		if smp.T > b {
+			break
 		}
+		out = append(out, smp)
 	}
 	return out
 }
