@@ -78,6 +78,9 @@ type Meta struct {
 	NEmbdKGQA   int              `json:"n_embd_k_gqa"`
 	NEmbdVGQA   int              `json:"n_embd_v_gqa"`
 	TensorBytes map[string]int64 `json:"tensor_bytes"` // bytes per ggml type
+	WeightBytes int64            `json:"weight_bytes"` // all tensor data
+	EmbdBytes   int64            `json:"embd_bytes"`   // token_embd.weight
+	Tied        bool             `json:"tied_output"`  // token_embd doubles as the output projection
 }
 
 // Model is a loaded llama.cpp model. Close frees it.
@@ -142,6 +145,11 @@ func LoadModel(path string, opts ModelOptions) (*Model, error) {
 		NEmbdKGQA:   int(h.NEmbdKGQA()),
 		NEmbdVGQA:   int(h.NEmbdVGQA()),
 		TensorBytes: f.BytesByType(),
+		WeightBytes: f.TensorBytes(),
+		Tied:        h.TiedOutput,
+	}
+	if t, ok := f.Tensor("token_embd.weight"); ok {
+		md.Meta.EmbdBytes = t.Bytes()
 	}
 	return md, nil
 }

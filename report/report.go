@@ -163,14 +163,44 @@ func gpuStat(r *sweep.Record, metric, format string) string {
 	return fmt.Sprintf(format, sum/float64(n))
 }
 
-// columnsFor adds the GPU columns when there is GPU telemetry.
+// rooflineColumns set each test against its ceiling.
+var rooflineColumns = []column{
+	{"ceiling t/s", true, func(r *sweep.Record) string {
+		if r.Roofline == nil || r.Roofline.CeilingTs == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", r.Roofline.CeilingTs)
+	}},
+	{"eff", true, func(r *sweep.Record) string {
+		if r.Roofline == nil || r.Roofline.CeilingTs == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f%%", 100*r.Roofline.Efficiency)
+	}},
+	{"verdict", false, func(r *sweep.Record) string {
+		if r.Roofline == nil {
+			return "-"
+		}
+		return r.Roofline.Verdict
+	}},
+}
+
+// columnsFor adds the GPU columns when there is GPU telemetry and the
+// roofline columns when there are ceilings.
 func columnsFor(recs []sweep.Record) []column {
+	cols := columns
 	for i := range recs {
 		if gpuStat(&recs[i], "gpu_util", "%.0f") != "-" || gpuStat(&recs[i], "power_w", "%.0f") != "-" {
-			return append(slices.Clone(columns), gpuColumns...)
+			cols = append(slices.Clone(cols), gpuColumns...)
+			break
 		}
 	}
-	return columns
+	for i := range recs {
+		if recs[i].Roofline != nil {
+			return append(slices.Clone(cols), rooflineColumns...)
+		}
+	}
+	return cols
 }
 
 // Table writes an aligned table, a blank line between models.
@@ -242,6 +272,9 @@ func footer(w io.Writer, recs []sweep.Record) error {
 		}
 		if rec.Status != "" && rec.Status != sweep.StatusOK {
 			fmt.Fprintf(w, "%s %s %s: %s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, rec.Status, rec.Reason)
+		}
+		if a := rec.Roofline; a != nil {
+			fmt.Fprintf(w, "%s %s: %s: %s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, a.Verdict, a.Why)
 		}
 	}
 	return err

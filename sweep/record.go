@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/roofline"
 )
 
 // Record is the result of one test (pp or tg) of one point. Fields shared
@@ -50,34 +51,43 @@ type Record struct {
 
 	// Hardware: the GPUs' static profile, and what they and the host did
 	// during the point (telemetry windows per phase and repetition).
-	GPUProfile    []gpu.GPU  `json:"gpu_profile,omitempty"`
-	Telemetry     *Telemetry `json:"telemetry,omitempty"`
-	EnergyJ       *float64   `json:"energy_j,omitempty"`     // GPU energy of the timed repetitions
-	TokensPerJ    *float64   `json:"tokens_per_j,omitempty"` // tokens generated (or prefilled) per joule
-	Throttled     bool       `json:"throttled,omitempty"`    // power or thermal clock limits seen while measuring
-	Tool          string     `json:"tool"`                   // "tokbench <version>"
-	OllamaVersion string     `json:"ollama_version"`
-	Test          string     `json:"test"` // pp512, tg128@d1024, ...
-	Backend       string     `json:"backend"`
-	Devices       []string   `json:"devices"`
-	CPUFeatures   string     `json:"cpu_features"`
-	HostThreads   int        `json:"host_threads"`
-	HostMemory    uint64     `json:"host_memory"`
-	ModelFileType string     `json:"model_file_type"`
-	ModelFileSize int64      `json:"model_file_size"`
-	NCtx          int        `json:"n_ctx"`
-	NParallel     int        `json:"n_parallel"`
-	Sampling      string     `json:"sampling"` // "none" or the chain
-	Reps          int        `json:"repetitions"`
-	Warmup        bool       `json:"warmup"`
-	MedianTs      float64    `json:"median_ts"`
-	MinTs         float64    `json:"min_ts"`
-	MaxTs         float64    `json:"max_ts"`
-	CI95Ts        float64    `json:"ci95_ts"`
-	CV            float64    `json:"cv"`
-	AvgTsPerSeq   float64    `json:"avg_ts_per_seq"`
-	TTFT          *Latency   `json:"ttft_ms,omitempty"`
-	ITL           *Latency   `json:"itl_ms,omitempty"`
+	GPUProfile []gpu.GPU  `json:"gpu_profile,omitempty"`
+	Telemetry  *Telemetry `json:"telemetry,omitempty"`
+	EnergyJ    *float64   `json:"energy_j,omitempty"`     // GPU energy of the timed repetitions
+	TokensPerJ *float64   `json:"tokens_per_j,omitempty"` // tokens generated (or prefilled) per joule
+	Throttled  bool       `json:"throttled,omitempty"`    // power or thermal clock limits seen while measuring
+
+	// What a step moves and computes, for the roofline (from the model's
+	// real tensor sizes and the KV types), and the roofline itself.
+	WeightsStepBytes int64              `json:"weights_step_bytes,omitempty"`
+	KVBytesPerToken  int64              `json:"kv_bytes_per_token,omitempty"`
+	FlopParams       int64              `json:"flop_params,omitempty"`
+	ModelNLayer      int                `json:"model_n_layer,omitempty"`
+	ModelNEmbd       int                `json:"model_n_embd,omitempty"`
+	Roofline         *roofline.Analysis `json:"roofline,omitempty"`
+	Tool             string             `json:"tool"` // "tokbench <version>"
+	OllamaVersion    string             `json:"ollama_version"`
+	Test             string             `json:"test"` // pp512, tg128@d1024, ...
+	Backend          string             `json:"backend"`
+	Devices          []string           `json:"devices"`
+	CPUFeatures      string             `json:"cpu_features"`
+	HostThreads      int                `json:"host_threads"`
+	HostMemory       uint64             `json:"host_memory"`
+	ModelFileType    string             `json:"model_file_type"`
+	ModelFileSize    int64              `json:"model_file_size"`
+	NCtx             int                `json:"n_ctx"`
+	NParallel        int                `json:"n_parallel"`
+	Sampling         string             `json:"sampling"` // "none" or the chain
+	Reps             int                `json:"repetitions"`
+	Warmup           bool               `json:"warmup"`
+	MedianTs         float64            `json:"median_ts"`
+	MinTs            float64            `json:"min_ts"`
+	MaxTs            float64            `json:"max_ts"`
+	CI95Ts           float64            `json:"ci95_ts"`
+	CV               float64            `json:"cv"`
+	AvgTsPerSeq      float64            `json:"avg_ts_per_seq"`
+	TTFT             *Latency           `json:"ttft_ms,omitempty"`
+	ITL              *Latency           `json:"itl_ms,omitempty"`
 	// SamplingCostPct is how much slower the sampled tg test was than the
 	// same test with random tokens (percent of raw t/s).
 	SamplingCostPct *float64 `json:"sampling_cost_pct,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gpu"
 )
 
@@ -235,6 +236,9 @@ func (e *Executor) one(ctx context.Context, p Point, nctx int) (*Record, error) 
 	var err error
 	if p.NGen == 0 {
 		rec, err = s.prompt(p)
+		if rec != nil {
+			rec.Sampling = "none"
+		}
 	} else {
 		rec, err = e.generate(s, p)
 	}
@@ -366,6 +370,19 @@ func fill(r Record, p Point, meta engine.Meta, env Env) Record {
 	}
 	r.ModelFile, r.ModelType, r.ModelSize, r.ModelParams = p.Model, meta.Desc, meta.Size, meta.NParams
 	r.ModelFileType, r.ModelFileSize = meta.FileType, meta.FileSize
+	if meta.NLayer > 0 {
+		// A step reads every weight but the embedding table (a lookup of a
+		// few rows), unless that table is also the output projection.
+		r.WeightsStepBytes, r.FlopParams = meta.WeightBytes, int64(meta.NParams)
+		if !meta.Tied {
+			r.WeightsStepBytes -= meta.EmbdBytes
+			r.FlopParams -= int64(meta.NVocab) * int64(meta.NEmbd)
+		}
+		kt, _ := gguf.ParseType(p.TypeK)
+		vt, _ := gguf.ParseType(p.TypeV)
+		r.KVBytesPerToken = int64(meta.NLayer) * (kt.RowSize(int64(meta.NEmbdKGQA)) + vt.RowSize(int64(meta.NEmbdVGQA)))
+		r.ModelNLayer, r.ModelNEmbd = meta.NLayer, meta.NEmbd
+	}
 	r.NPrompt, r.NGen = p.NPrompt, p.NGen
 	if r.Test == "" {
 		r.Test = p.TestName()

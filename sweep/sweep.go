@@ -18,12 +18,13 @@ type Options struct {
 	RetryFailed bool   // with Resume, measure failed points again
 	Exe         string // tokbench executable for workers (default: this one)
 	ExeArgs     []string
-	Fault       string    // test-only: make the worker abort at this point
-	Telemetry   int       // sample rate in Hz; 0: off
-	TelemetryTo string    // raw samples (JSONL)
-	Log         io.Writer // progress and notes (stderr)
-	TTY         bool      // Log is a terminal
-	Dropped     int       // points removed by filters, for the plan
+	Fault       string        // test-only: make the worker abort at this point
+	Telemetry   int           // sample rate in Hz; 0: off
+	TelemetryTo string        // raw samples (JSONL)
+	Log         io.Writer     // progress and notes (stderr)
+	TTY         bool          // Log is a terminal
+	Dropped     int           // points removed by filters, for the plan
+	Annotate    func(*Record) // adds derived figures (the roofline) before a record is written
 }
 
 // Outcome is what a sweep did.
@@ -58,6 +59,9 @@ func Run(ctx context.Context, points []Point, env Env, o Options) (*Outcome, err
 	plan.Dropped = o.Dropped
 	sum := &Outcome{Records: old, Total: len(plan.Points) + len(plan.Skipped)}
 	record := func(r Record) error {
+		if o.Annotate != nil {
+			o.Annotate(&r)
+		}
 		if err := res.Append(r); err != nil {
 			return err
 		}

@@ -61,6 +61,7 @@ func run(args []string) int {
 			synthCommand(),
 			quantizeCommand(),
 			devicesCommand(),
+			probeCommand(),
 			infoCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {

@@ -325,3 +325,46 @@ func TestTimeout(t *testing.T) {
 		t.Errorf("a 1s timeout took %s", time.Since(start))
 	}
 }
+
+func TestProbeIsStable(t *testing.T) {
+	var bw, gemm []float64
+	for i := 0; i < 2; i++ {
+		r := tokbench(t, "probe", "--types", "f16", "-r", "3", "-o", "json")
+		if r.code != 0 {
+			t.Fatalf("probe: exit %d: %s", r.code, r.stderr)
+		}
+		var p struct {
+			Class  string
+			BWGBs  float64 `json:"bw_gbs"`
+			MatMul map[string]struct {
+				GEMM float64 `json:"gemm_gflops"`
+				GEMV float64 `json:"gemv_gflops"`
+			} `json:"matmul"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || !strings.HasPrefix(p.Class, "cpu-") {
+			t.Fatalf("probe output: %v %s", err, r.stdout)
+		}
+		if p.BWGBs <= 0 || p.MatMul["f16"].GEMM <= 0 || p.MatMul["f16"].GEMV <= 0 {
+			t.Fatalf("probe figures not positive: %+v", p)
+		}
+		bw, gemm = append(bw, p.BWGBs), append(gemm, p.MatMul["f16"].GEMM)
+	}
+	for name, v := range map[string][]float64{"bandwidth": bw, "GEMM": gemm} {
+		if ratio := v[0] / v[1]; ratio < 1/1.3 || ratio > 1.3 {
+			t.Errorf("%s differs by more than 30%% between two probes: %v", name, v)
+		}
+	}
+	// The run that follows uses the probe: it has a ceiling and a verdict.
+	model := tinyModel(t)
+	r := tokbench(t, "run", "-m", model, "-p", "32", "-n", "8", "-r", "2", "-o", "json")
+	var recs []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		a, _ := rec["roofline"].(map[string]any)
+		if a == nil || a["ceiling_ts"].(float64) <= 0 || a["peak_source"] != "probe" || a["verdict"] == "" {
+			t.Errorf("%v: roofline %v", rec["test"], rec["roofline"])
+		}
+	}
+}

@@ -114,6 +114,11 @@ func doRun(c *cli.Context) error {
 			}
 		}
 	}
+	if dir, derr := sweep.CacheDir(); derr == nil {
+		if aerr := sweep.Annotate(recs, dir); aerr != nil {
+			fmt.Fprintln(os.Stderr, "roofline:", aerr)
+		}
+	}
 	// What was measured is printed even when a later test failed.
 	if len(recs) > 0 {
 		if werr := report.Write(os.Stdout, format, recs); werr != nil && err == nil {

@@ -179,6 +179,12 @@ func doSweep(c *cli.Context) error {
 	}
 	out, err := sweep.Run(c.Context, points, env, sweep.Options{
 		Out: c.String("out"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
+		Annotate: func(r *sweep.Record) {
+			recs := []sweep.Record{*r}
+			if sweep.Annotate(recs, dir) == nil {
+				*r = recs[0]
+			}
+		},
 		ExeArgs: exeArgs, Fault: c.String("test-fault"), Telemetry: rate, TelemetryTo: c.String("telemetry-out"), Log: os.Stderr, TTY: isTerminal(os.Stderr), Dropped: dropped,
 	})
 	if err != nil {
@@ -246,6 +252,12 @@ func reportCommand() *cli.Command {
 			}
 			if torn {
 				fmt.Fprintf(os.Stderr, "%s: ignoring a torn last line\n", files[0])
+			}
+			// Ceilings as known now: a probe run after the sweep counts.
+			if dir, err := sweep.CacheDir(); err == nil {
+				if err := sweep.Annotate(recs, dir); err != nil {
+					fmt.Fprintln(os.Stderr, "roofline:", err)
+				}
 			}
 			return report.Write(os.Stdout, format, report.Grouped(recs))
 		},

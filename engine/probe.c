@@ -1,0 +1,124 @@
+// Ceiling probes: how fast the chosen backend device streams memory and
+// multiplies matrices, measured with ggml itself (what llama.cpp runs).
+#include "probe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+
+static ggml_backend_t tb_probe_backend(int dev, int threads) {
+    if (dev < 0 || (size_t)dev >= ggml_backend_dev_count()) return NULL;
+    ggml_backend_dev_t d = ggml_backend_dev_get((size_t)dev);
+    ggml_backend_t be = ggml_backend_dev_init(d, NULL);
+    if (!be) return NULL;
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(d);
+    ggml_backend_set_n_threads_t set_threads =
+        (ggml_backend_set_n_threads_t)ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads");
+    if (set_threads && threads > 0) set_threads(be, threads);
+    return be;
+}
+
+// tb_probe_time runs the graph once to warm up, then iters times, and
+// returns the fastest run's seconds (< 0 on failure): a ceiling is what
+// the device can do, and the fastest run is the one least disturbed.
+static double tb_probe_time(ggml_backend_t be, struct ggml_cgraph *g, int iters) {
+    if (ggml_backend_graph_compute(be, g) != GGML_STATUS_SUCCESS) return -1;
+    ggml_backend_synchronize(be);
+    double best = -1;
+    for (int i = 0; i < iters; i++) {
+        int64_t t0 = ggml_time_us();
+        if (ggml_backend_graph_compute(be, g) != GGML_STATUS_SUCCESS) return -1;
+        ggml_backend_synchronize(be);
+        double s = (double)(ggml_time_us() - t0) / 1e6;
+        if (best < 0 || s < best) best = s;
+    }
+    return best;
+}
+
+// A probe: weights/inputs allocated on the device, the op graph allocated
+// by ggml's graph allocator.
+typedef struct {
+    ggml_backend_t be;
+    struct ggml_context *data, *ops;
+    ggml_backend_buffer_t buf;
+    ggml_gallocr_t galloc;
+} tb_probe;
+
+static int tb_probe_open(tb_probe *p, int dev, int threads) {
+    memset(p, 0, sizeof *p);
+    p->be = tb_probe_backend(dev, threads);
+    if (!p->be) return -1;
+    struct ggml_init_params ip = {ggml_tensor_overhead() * 8, NULL, true};
+    p->data = ggml_init(ip);
+    struct ggml_init_params op = {ggml_tensor_overhead() * 8 + ggml_graph_overhead(), NULL, true};
+    p->ops = ggml_init(op);
+    return p->data && p->ops ? 0 : -1;
+}
+
+static void tb_probe_close(tb_probe *p) {
+    if (p->galloc) ggml_gallocr_free(p->galloc);
+    if (p->buf) ggml_backend_buffer_free(p->buf);
+    if (p->ops) ggml_free(p->ops);
+    if (p->data) ggml_free(p->data);
+    if (p->be) ggml_backend_free(p->be);
+}
+
+static double tb_probe_graph(tb_probe *p, struct ggml_tensor *out, int iters) {
+    struct ggml_cgraph *g = ggml_new_graph(p->ops);
+    ggml_build_forward_expand(g, out);
+    p->galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(p->be));
+    if (!p->galloc || !ggml_gallocr_alloc_graph(p->galloc, g)) return -1;
+    return tb_probe_time(p->be, g, iters);
+}
+
+static void tb_probe_fill(struct ggml_tensor *t, uint64_t seed) {
+    int64_t k = t->ne[0], rows = ggml_nrows(t);
+    float *f = malloc(sizeof(float) * (size_t)k);
+    void *q = malloc(ggml_row_size(t->type, k));
+    uint64_t s = seed | 1;
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t i = 0; i < k; i++) {
+            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+            f[i] = (float)((double)(s >> 11) / 9007199254740992.0 - 0.5);
+        }
+        size_t n = ggml_quantize_chunk(t->type, f, q, 0, 1, k, NULL);
+        ggml_backend_tensor_set(t, q, (size_t)r * n, n);
+    }
+    free(f);
+    free(q);
+}
+
+double tb_probe_copy(int dev, int threads, int64_t n, int iters) {
+    tb_probe p;
+    double secs = -1;
+    if (tb_probe_open(&p, dev, threads) == 0) {
+        struct ggml_tensor *a = ggml_new_tensor_1d(p.data, GGML_TYPE_F32, n);
+        struct ggml_tensor *b = ggml_new_tensor_1d(p.data, GGML_TYPE_F32, n);
+        p.buf = ggml_backend_alloc_ctx_tensors(p.data, p.be);
+        if (p.buf) {
+            ggml_backend_buffer_clear(p.buf, 1);
+            secs = tb_probe_graph(&p, ggml_cpy(p.ops, a, b), iters);
+        }
+    }
+    tb_probe_close(&p);
+    return secs;
+}
+
+double tb_probe_matmul(int dev, int threads, enum ggml_type wtype, int64_t m, int64_t n, int64_t k, int iters) {
+    tb_probe p;
+    double secs = -1;
+    if (tb_probe_open(&p, dev, threads) == 0) {
+        struct ggml_tensor *w = ggml_new_tensor_2d(p.data, wtype, k, m);
+        struct ggml_tensor *x = ggml_new_tensor_2d(p.data, GGML_TYPE_F32, k, n);
+        p.buf = ggml_backend_alloc_ctx_tensors(p.data, p.be);
+        if (p.buf) {
+            tb_probe_fill(w, 1);
+            tb_probe_fill(x, 2);
+            secs = tb_probe_graph(&p, ggml_mul_mat(p.ops, w, x), iters);
+        }
+    }
+    tb_probe_close(&p);
+    return secs;
+}

@@ -1,0 +1,29 @@
+package gpu
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
+
+func slug(s string) string {
+	return strings.Trim(nonWord.ReplaceAllString(strings.ToLower(s), "-"), "-")
+}
+
+// Class names a class of hardware whose numbers are comparable: on a GPU
+// the backend, device model, memory size and driver major version; on the
+// CPU the CPU model and the thread count used. Baselines and probe results
+// are kept per class.
+func Class(backend, device string, memBytes uint64, driver, cpuModel string, threads int) string {
+	if strings.EqualFold(backend, "cpu") || device == "" {
+		return fmt.Sprintf("cpu-%s-%dt", slug(cpuModel), threads)
+	}
+	major, _, _ := strings.Cut(driver, ".")
+	c := fmt.Sprintf("%s-%s-%dg", slug(backend), slug(device), (memBytes+(1<<29))>>30)
+	if major != "" {
+		c += "-drv" + slug(major)
+	}
+	return c
+}

@@ -1,0 +1,147 @@
+// Package roofline sets a measured token rate against what the hardware
+// allows: the bytes a step must move and the FLOPs it must compute, over
+// the device's peak bandwidth and throughput, give a ceiling; efficiency
+// is measured / ceiling, and a verdict says what limited the run.
+package roofline
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Peaks are a device's ceilings.
+type Peaks struct {
+	Source string  `json:"source"` // probe, datasheet
+	BWGBs  float64 `json:"bw_gbs"` // bytes per second / 1e9
+	TFLOPS float64 `json:"tflops"` // FLOP per second / 1e12
+}
+
+// Inputs describe one measured test.
+type Inputs struct {
+	Prompt          bool    // a pp (prefill) test, else tg (decode)
+	Tokens          int     // n_prompt or n_gen per sequence
+	Depth           int     // KV cache depth before the test
+	Parallel        int     // sequences
+	UBatch          int     // physical batch (prefill reads the weights once per ubatch)
+	WeightsBytes    float64 // weight bytes a decode step reads (all but the embedding lookup)
+	KVBytesPerToken float64 // K+V bytes per token and sequence, all layers
+	Params          float64 // weights that take part in a step's matrix products
+	NLayer, NEmbd   int
+	MeasuredTs      float64 // aggregate tokens per second
+
+	// Telemetry over the measured repetitions, where known (percent).
+	MemBusy, DRAMBW, SMActive *float64
+	Throttled                 bool
+}
+
+// Analysis is the roofline of one test.
+type Analysis struct {
+	BytesPerStep   float64 `json:"bytes_per_step"`
+	FlopsPerStep   float64 `json:"flops_per_step"`
+	BWCeilingTs    float64 `json:"bw_ceiling_ts"`
+	FlopCeilingTs  float64 `json:"compute_ceiling_ts"`
+	CeilingTs      float64 `json:"ceiling_ts"`
+	Bound          string  `json:"bound"` // bandwidth, compute
+	Efficiency     float64 `json:"efficiency"`
+	AchievedGBs    float64 `json:"achieved_gbs"`
+	AchievedTFLOPS float64 `json:"achieved_tflops"`
+	Verdict        string  `json:"verdict"`
+	Why            string  `json:"why"`
+	PeakSource     string  `json:"peak_source"`
+	PeakBWGBs      float64 `json:"peak_bw_gbs"`
+	PeakTFLOPS     float64 `json:"peak_tflops"`
+}
+
+// Verdicts.
+const (
+	MemoryBound     = "memory-bound at ceiling"
+	ComputeBound    = "compute-bound"
+	SoftwareLimited = "software-limited"
+	Throttled       = "throttled"
+)
+
+// Efficient is the share of the ceiling above which a run is taken to be
+// at the hardware's limit.
+const Efficient = 0.6
+
+// Analyze computes the roofline of a test.
+//
+// A decode step reads every weight once (shared by the step's sequences)
+// and each sequence's KV cache up to its position, on average depth +
+// n_gen/2: bytes = W + B*KV(d + n/2). It computes about 2*params FLOPs per
+// token plus attention, 4*n_layer*n_embd FLOPs per token of context. A
+// prefill reads the weights once per ubatch and the KV cache of the
+// context so far, and computes the same per token. The ceiling is the
+// lower of bandwidth/bytes and compute/FLOPs, in tokens per second.
+func Analyze(in Inputs, pk Peaks) Analysis {
+	a := Analysis{PeakSource: pk.Source, PeakBWGBs: pk.BWGBs, PeakTFLOPS: pk.TFLOPS}
+	ctx := float64(in.Depth) + float64(in.Tokens)/2
+	attn := 4 * float64(in.NLayer) * float64(in.NEmbd) * ctx
+	flopsPerToken := 2*in.Params + attn
+	B := float64(max(in.Parallel, 1))
+	// A step is one token per sequence when decoding, one ubatch when
+	// prefilling; either way it reads the weights and the KV caches once.
+	tokensPerStep := B
+	if in.Prompt {
+		tokensPerStep = float64(max(in.UBatch, 1))
+	}
+	a.BytesPerStep = in.WeightsBytes + B*in.KVBytesPerToken*ctx
+	a.FlopsPerStep = tokensPerStep * flopsPerToken
+	if pk.BWGBs > 0 && a.BytesPerStep > 0 {
+		a.BWCeilingTs = tokensPerStep * pk.BWGBs * 1e9 / a.BytesPerStep
+	}
+	if pk.TFLOPS > 0 && a.FlopsPerStep > 0 {
+		a.FlopCeilingTs = tokensPerStep * pk.TFLOPS * 1e12 / a.FlopsPerStep
+	}
+	switch {
+	case a.BWCeilingTs > 0 && (a.FlopCeilingTs == 0 || a.BWCeilingTs <= a.FlopCeilingTs):
+		a.CeilingTs, a.Bound = a.BWCeilingTs, "bandwidth"
+	case a.FlopCeilingTs > 0:
+		a.CeilingTs, a.Bound = a.FlopCeilingTs, "compute"
+	default:
+		a.Verdict, a.Why = "no ceiling", "no peak bandwidth or throughput known for this device: run tokbench probe"
+		return a
+	}
+	a.Efficiency = in.MeasuredTs / a.CeilingTs
+	steps := in.MeasuredTs / tokensPerStep
+	a.AchievedGBs = steps * a.BytesPerStep / 1e9
+	a.AchievedTFLOPS = steps * a.FlopsPerStep / 1e12
+	a.Verdict, a.Why = verdict(a, in)
+	return a
+}
+
+func verdict(a Analysis, in Inputs) (string, string) {
+	pct := fmt.Sprintf("%.0f%% of the %s ceiling (%.1f of %.1f t/s", 100*a.Efficiency, a.Bound, in.MeasuredTs, a.CeilingTs)
+	if a.Bound == "bandwidth" {
+		pct += fmt.Sprintf("; %.1f of %.1f GB/s)", a.AchievedGBs, a.PeakBWGBs)
+	} else {
+		pct += fmt.Sprintf("; %.2f of %.2f TFLOP/s)", a.AchievedTFLOPS, a.PeakTFLOPS)
+	}
+	var busy []string
+	memBusy := false
+	for _, m := range []struct {
+		name string
+		v    *float64
+	}{{"memory controller", in.MemBusy}, {"DRAM bandwidth", in.DRAMBW}, {"SMs", in.SMActive}} {
+		if m.v != nil {
+			busy = append(busy, fmt.Sprintf("%s %.0f%% busy", m.name, *m.v))
+			if m.name != "SMs" && *m.v >= 80 {
+				memBusy = true
+			}
+		}
+	}
+	tel := ""
+	if len(busy) > 0 {
+		tel = "; " + strings.Join(busy, ", ")
+	}
+	switch {
+	case in.Throttled:
+		return Throttled, pct + tel + "; power or thermal limits held the clocks down"
+	case a.Efficiency >= Efficient && a.Bound == "bandwidth", memBusy:
+		return MemoryBound, pct + tel
+	case a.Efficiency >= Efficient:
+		return ComputeBound, pct + tel
+	}
+	why := pct + tel + "; the hardware had room to spare: launch overhead, synchronisation, small batches or the decode loop"
+	return SoftwareLimited, why
+}

@@ -1,0 +1,86 @@
+package roofline
+
+import (
+	"math"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a/b-1) <= 0.01 }
+
+// A model whose bytes are known: 1 GB of weights read per step, 128 KiB
+// of KV per token (32 layers x 2 x 1024 x 2 B), on a 100 GB/s, 10 TFLOP/s
+// device.
+func base() Inputs {
+	return Inputs{Tokens: 128, Depth: 1024 - 64, Parallel: 1, UBatch: 512, WeightsBytes: 1e9, KVBytesPerToken: 131072,
+		Params: 1e9, NLayer: 32, NEmbd: 2048}
+}
+
+var dev = Peaks{Source: "test", BWGBs: 100, TFLOPS: 10}
+
+func TestDecodeIsBandwidthBound(t *testing.T) {
+	in := base()
+	in.MeasuredTs = 60
+	a := Analyze(in, dev)
+	// context on average 960 + 64 = 1024 tokens: bytes = 1e9 + 1024*131072
+	bytes := 1e9 + 1024*131072.0
+	if !near(a.BytesPerStep, bytes) || !near(a.BWCeilingTs, 100e9/bytes) || a.Bound != "bandwidth" {
+		t.Errorf("%+v", a)
+	}
+	if !near(a.Efficiency, 60/(100e9/bytes)) || !near(a.AchievedGBs, 60*bytes/1e9) {
+		t.Errorf("efficiency %v achieved %v", a.Efficiency, a.AchievedGBs)
+	}
+	// 60 / 88.3 = 68%: at the ceiling.
+	if a.Verdict != MemoryBound {
+		t.Errorf("verdict %s (%s)", a.Verdict, a.Why)
+	}
+	in.MeasuredTs = 20
+	if v := Analyze(in, dev).Verdict; v != SoftwareLimited {
+		t.Errorf("20 t/s of 88: %s", v)
+	}
+}
+
+func TestBatchSharesWeights(t *testing.T) {
+	in := base()
+	in.Parallel, in.MeasuredTs = 8, 400
+	a := Analyze(in, dev)
+	bytes := 1e9 + 8*1024*131072.0
+	if !near(a.BWCeilingTs, 8*100e9/bytes) {
+		t.Errorf("ceiling %v, want %v", a.BWCeilingTs, 8*100e9/bytes)
+	}
+}
+
+func TestPrefillIsComputeBound(t *testing.T) {
+	in := base()
+	in.Prompt, in.Tokens, in.Depth = true, 512, 0
+	in.MeasuredTs = 4000
+	a := Analyze(in, dev)
+	flopsPerToken := 2e9 + 4*32*2048*256.0
+	if a.Bound != "compute" || !near(a.FlopCeilingTs, 10e12/flopsPerToken) {
+		t.Errorf("%+v", a)
+	}
+	if a.Verdict != ComputeBound {
+		t.Errorf("verdict %s: %s", a.Verdict, a.Why)
+	}
+}
+
+func TestVerdictsFromTelemetry(t *testing.T) {
+	in := base()
+	in.MeasuredTs = 30
+	busy := 90.0
+	in.DRAMBW = &busy
+	if v := Analyze(in, dev).Verdict; v != MemoryBound {
+		t.Errorf("low efficiency with DRAM 90%% busy: %s (the peak is optimistic, the memory is saturated)", v)
+	}
+	idle := 15.0
+	in.DRAMBW, in.MemBusy = &idle, &idle
+	if a := Analyze(in, dev); a.Verdict != SoftwareLimited || a.Why == "" {
+		t.Errorf("idle memory: %s", a.Verdict)
+	}
+	in.Throttled = true
+	if v := Analyze(in, dev).Verdict; v != Throttled {
+		t.Errorf("throttled: %s", v)
+	}
+	if a := Analyze(in, Peaks{}); a.Verdict != "no ceiling" {
+		t.Errorf("no peaks: %s", a.Verdict)
+	}
+}

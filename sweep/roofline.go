@@ -1,0 +1,109 @@
+package sweep
+
+import (
+	"strings"
+
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/roofline"
+)
+
+// Class is the hardware class the record was measured on (gpu.Class).
+func (r *Record) Class() string {
+	if r.Backend == "CPU" || r.Backend == "" {
+		return gpu.Class("cpu", "", 0, "", r.CPUInfo, r.NThreads)
+	}
+	if len(r.GPUProfile) > 0 {
+		g := r.GPUProfile[0]
+		return gpu.Class(r.Backend, g.Name, g.MemoryTotal, g.Driver, r.CPUInfo, r.NThreads)
+	}
+	dev, _, _ := strings.Cut(r.GPUInfo, ",")
+	return gpu.Class(r.Backend, dev, 0, "", r.CPUInfo, r.NThreads)
+}
+
+// Peaks finds the ceilings for a record: a probe of its hardware class in
+// dir if there is one, else the GPU's datasheet (with NVML's bandwidth when
+// the driver gave it).
+func Peaks(r *Record, dir string) (roofline.Peaks, error) {
+	p, err := roofline.LoadProbe(dir, r.Class())
+	if err != nil || p != nil {
+		if p == nil {
+			return roofline.Peaks{}, err
+		}
+		return p.Peaks(), err
+	}
+	if r.Backend == "CPU" || r.Backend == "" {
+		return roofline.Peaks{}, nil
+	}
+	var pk roofline.Peaks
+	name := r.GPUInfo
+	if len(r.GPUProfile) > 0 {
+		g := r.GPUProfile[0]
+		name = g.Name
+		if g.BWSource == "nvml" {
+			pk = roofline.Peaks{Source: "nvml", BWGBs: g.PeakBWGBs}
+		}
+	}
+	if part, ok := gpu.LookupPart(name); ok {
+		if pk.BWGBs == 0 {
+			pk.BWGBs = part.BWGBs
+		}
+		pk.TFLOPS = part.FP16
+		pk.Source = strings.TrimPrefix(pk.Source+"+datasheet", "+")
+	}
+	return pk, nil
+}
+
+// Annotate sets the roofline of every measured record, with the peaks of
+// its class (see Peaks).
+func Annotate(recs []Record, dir string) error {
+	cache := map[string]roofline.Peaks{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Status != StatusOK || r.WeightsStepBytes == 0 {
+			continue
+		}
+		pk, ok := cache[r.Class()]
+		if !ok {
+			var err error
+			if pk, err = Peaks(r, dir); err != nil {
+				return err
+			}
+			cache[r.Class()] = pk
+		}
+		a := roofline.Analyze(r.rooflineInputs(), pk)
+		r.Roofline = &a
+	}
+	return nil
+}
+
+func (r *Record) rooflineInputs() roofline.Inputs {
+	in := roofline.Inputs{
+		Prompt: r.IsPrompt(), Tokens: max(r.NPrompt, r.NGen), Depth: r.NDepth, Parallel: r.NParallel, UBatch: r.NUBatch,
+		WeightsBytes: float64(r.WeightsStepBytes), KVBytesPerToken: float64(r.KVBytesPerToken), Params: float64(r.FlopParams),
+		NLayer: r.ModelNLayer, NEmbd: r.ModelNEmbd, MeasuredTs: r.AvgTs, Throttled: r.Throttled,
+	}
+	if r.Telemetry != nil && r.Telemetry.Measure != nil {
+		in.MemBusy = gpuMean(r.Telemetry.Measure, "mem_util")
+		in.DRAMBW = gpuMean(r.Telemetry.Measure, "dram_bw_util")
+		in.SMActive = gpuMean(r.Telemetry.Measure, "sm_active")
+	}
+	return in
+}
+
+// gpuMean averages a metric's mean over the GPUs of a window that report
+// it; nil if none does.
+func gpuMean(w *gpu.Window, metric string) *float64 {
+	var sum float64
+	n := 0
+	for _, d := range w.Devices {
+		if st, ok := d.Metrics[metric]; ok && d.Dev >= 0 {
+			sum += st.Mean
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	v := sum / float64(n)
+	return &v
+}

@@ -1,0 +1,55 @@
+package sweep
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/tokbench/tokbench/roofline"
+)
+
+// The tiny Q8_0 model's bytes are known from its shape: a decode step reads
+// every matrix but the embedding (Q8_0: 34 bytes per 32 weights) and the
+// norms (F32); its KV cache holds, per token, 2 layers x (K + V) x 128
+// F16 values.
+func TestRooflineOnAKnownModel(t *testing.T) {
+	p := tinyPoint()
+	p.NPrompt, p.NGen, p.Reps = 0, 16, 2
+	recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recs[0]
+	const e, kv, ff, layers, vocab = 256, 128, 768, 2, 1024
+	matrices := float64(layers*(e*e*2+e*kv*2+3*e*ff) + vocab*e)
+	weights := matrices*34/32 + float64((2*layers+1)*e*4)
+	if float64(r.WeightsStepBytes) != weights {
+		t.Errorf("weights read per step %d, want %.0f", r.WeightsStepBytes, weights)
+	}
+	if r.KVBytesPerToken != layers*(kv*2+kv*2) {
+		t.Errorf("KV bytes per token %d, want %d", r.KVBytesPerToken, layers*(kv*2+kv*2))
+	}
+	dir := t.TempDir()
+	probe := &roofline.Probe{Class: r.Class(), BWGBs: 10, MatMul: map[string]roofline.MatMul{"f16": {GEMM: 100}}}
+	if _, err := probe.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := Annotate(recs, dir); err != nil {
+		t.Fatal(err)
+	}
+	a := r.Roofline
+	// 16 tokens from depth 0: on average 8 tokens of context.
+	bytes := weights + 8*float64(r.KVBytesPerToken)
+	ceiling := 10e9 / bytes
+	if a == nil || a.PeakSource != "probe" || math.Abs(a.CeilingTs/ceiling-1) > 0.01 || math.Abs(a.Efficiency/(r.AvgTs/ceiling)-1) > 0.01 {
+		t.Fatalf("roofline %+v, want ceiling %.1f t/s and efficiency %.3f", a, ceiling, r.AvgTs/ceiling)
+	}
+	if a.Verdict == "" || a.Why == "" {
+		t.Errorf("no verdict: %+v", a)
+	}
+	// Without a probe, a CPU record has no ceiling and no roofline is made up.
+	recs[0].Roofline = nil
+	if err := Annotate(recs, t.TempDir()); err != nil || recs[0].Roofline.Verdict != "no ceiling" {
+		t.Errorf("no probe: %v %+v", err, recs[0].Roofline)
+	}
+}
