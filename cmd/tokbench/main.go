@@ -57,6 +57,7 @@ func run(args []string) int {
 			runCommand(),
 			sweepCommand(),
 			reportCommand(),
+			baselineCommand(),
 			workerCommand(),
 			synthCommand(),
 			quantizeCommand(),
@@ -72,7 +73,7 @@ func run(args []string) int {
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = app.OnUsageError
 	}
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, flagsFirst(app, args))
 	if err == nil {
 		return 0
 	}

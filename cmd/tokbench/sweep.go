@@ -223,26 +223,10 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "format: " + strings.Join(report.Formats, ", ")},
 		},
 		Action: func(c *cli.Context) error {
-			// The file may come before the flags (report results.jsonl -o md),
-			// which the flag parser leaves among the arguments.
-			format, files := c.String("output"), []string{}
-			args := c.Args().Slice()
-			for i := 0; i < len(args); i++ {
-				switch a := args[i]; {
-				case (a == "-o" || a == "--output") && i+1 < len(args):
-					format = args[i+1]
-					i++
-				case strings.HasPrefix(a, "-o=") || strings.HasPrefix(a, "--output="):
-					format = a[strings.Index(a, "=")+1:]
-				case strings.HasPrefix(a, "-"):
-					return usagef("unknown flag %s", a)
-				default:
-					files = append(files, a)
-				}
-			}
-			if len(files) != 1 {
+			if c.NArg() != 1 {
 				return usagef("give one results file: tokbench report results.jsonl [-o table|md|csv|json|jsonl]")
 			}
+			format, files := c.String("output"), c.Args().Slice()
 			if !contains(report.Formats, format) {
 				return usagef("output format %q: use one of %s", format, strings.Join(report.Formats, ", "))
 			}

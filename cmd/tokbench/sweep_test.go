@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,5 +195,51 @@ func TestSweepBadSpec(t *testing.T) {
 	r = tokbench(t, "sweep", "--spec", "../../examples/sweep.yaml", "--dry-run")
 	if r.code != 0 || !strings.Contains(r.stdout, "22 points to measure") {
 		t.Errorf("example spec dry run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func writeRecords(t *testing.T, path string, scale float64) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for i, test := range []string{"pp512", "tg128"} {
+		s := []float64{100, 101, 99, 100.5, 99.5}
+		for j := range s {
+			s[j] *= scale * float64(i+1)
+		}
+		b, _ := json.Marshal(sweep.Record{Key: "synth:tiny:q8_0|" + test, ModelID: "synth:tiny:q8_0", Test: test, Status: "ok",
+			Backend: "CPU", CPUInfo: "Test CPU", NThreads: 4, SamplesTs: s})
+		f.Write(append(b, '\n'))
+	}
+}
+
+func TestBaselineGate(t *testing.T) {
+	dir := t.TempDir()
+	base, same, slow := filepath.Join(dir, "base.jsonl"), filepath.Join(dir, "same.jsonl"), filepath.Join(dir, "slow.jsonl")
+	writeRecords(t, base, 1)
+	writeRecords(t, same, 1)
+	writeRecords(t, slow, 0.8)
+	bdir := filepath.Join(dir, "baselines")
+	if r := tokbench(t, "baseline", "create", base, "--dir", bdir); r.code != 0 {
+		t.Fatalf("create: %d %s", r.code, r.stderr)
+	}
+	if r := tokbench(t, "baseline", "compare", same, "--dir", bdir); r.code != 0 || !strings.Contains(r.stdout, "~") {
+		t.Errorf("same results: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r := tokbench(t, "baseline", "compare", slow, "--dir", bdir)
+	if r.code != 1 || !strings.Contains(r.stderr, "synth:tiny:q8_0 tg128") || !strings.Contains(r.stdout, "-20.0%") {
+		t.Errorf("20%% slower: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := tokbench(t, "baseline", "show", "--dir", bdir); r.code != 0 || !strings.Contains(r.stdout, "cpu-test-cpu-4t") {
+		t.Errorf("show: %d %s", r.code, r.stdout)
+	}
+	other := filepath.Join(dir, "other.jsonl")
+	writeRecords(t, other, 1)
+	data, _ := os.ReadFile(other)
+	os.WriteFile(other, []byte(strings.ReplaceAll(string(data), "Test CPU", "Other CPU")), 0o644)
+	if r := tokbench(t, "baseline", "compare", other, "--dir", bdir); r.code != 2 || !strings.Contains(r.stderr, "no baseline for class cpu-other-cpu-4t") {
+		t.Errorf("other class: exit %d %s", r.code, r.stderr)
 	}
 }

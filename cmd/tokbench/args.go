@@ -1,0 +1,80 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// flagsFirst moves a command's positional arguments after its flags, so
+// that "tokbench report results.jsonl -o md" parses as people type it (the
+// flag parser stops at the first argument that is not a flag).
+func flagsFirst(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	// Find the (sub)command the arguments name, past global flags.
+	cmds := app.Commands
+	var cmd *cli.Command
+	i := 1
+	for i < len(args) {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			if !strings.Contains(a, "=") && !isBool(app.Flags, a) && i+1 < len(args) {
+				i++
+			}
+			i++
+			continue
+		}
+		next := findCommand(cmds, a)
+		if next == nil {
+			break
+		}
+		cmd, cmds = next, next.Subcommands
+		i++
+		if len(cmds) == 0 {
+			break
+		}
+	}
+	if cmd == nil || len(cmd.Subcommands) > 0 {
+		return args
+	}
+	var flags, positional []string
+	for j := i; j < len(args); j++ {
+		a := args[j]
+		switch {
+		case a == "--":
+			positional = append(positional, args[j+1:]...)
+			j = len(args)
+		case strings.HasPrefix(a, "-") && a != "-":
+			flags = append(flags, a)
+			if !strings.Contains(a, "=") && !isBool(cmd.Flags, a) && j+1 < len(args) {
+				j++
+				flags = append(flags, args[j])
+			}
+		default:
+			positional = append(positional, a)
+		}
+	}
+	out := append(append([]string{}, args[:i]...), flags...)
+	return append(out, positional...)
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.Name == name || contains(c.Aliases, name) {
+			return c
+		}
+	}
+	return nil
+}
+
+func isBool(flags []cli.Flag, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	for _, f := range flags {
+		if _, ok := f.(*cli.BoolFlag); ok && contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
+}
