@@ -91,6 +91,9 @@ type Record struct {
 	// SamplingCostPct is how much slower the sampled tg test was than the
 	// same test with random tokens (percent of raw t/s).
 	SamplingCostPct *float64 `json:"sampling_cost_pct,omitempty"`
+	// DriftPct is the decode rate of the last quarter of the steps against
+	// the first quarter's, in percent; negative is a slowdown.
+	DriftPct *float64 `json:"drift_pct,omitempty"`
 }
 
 // Record statuses.

@@ -140,6 +140,7 @@ func (s *session) generate(p Point, smp *engine.SamplerSet, sampling string) (*R
 	rec := rates(ns, p.Parallel*p.NGen, p.Parallel)
 	rec.Sampling = sampling
 	rec.ITL = Latencies(steps)
+	rec.DriftPct = drift(steps)
 	return rec, nil
 }
 
@@ -157,4 +158,21 @@ func rates(ns []float64, tokens, parallel int) *Record {
 	r.MedianTs, r.MinTs, r.MaxTs, r.CI95Ts, r.CV = tt.Median, tt.Min, tt.Max, tt.CI95, tt.CV
 	r.AvgTsPerSeq = tt.Mean / float64(parallel)
 	return r
+}
+
+// drift compares the decode rate of the last quarter of the steps with the
+// first quarter's, in percent (negative: slowing down, as a GPU that
+// throttles as it heats). Nil with too few steps to say.
+func drift(steps []float64) *float64 {
+	q := len(steps) / 4
+	if q < 4 {
+		return nil
+	}
+	var first, last float64
+	for i := 0; i < q; i++ {
+		first += steps[i]
+		last += steps[len(steps)-q+i]
+	}
+	d := 100 * (first/last - 1)
+	return &d
 }

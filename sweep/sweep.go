@@ -25,6 +25,7 @@ type Options struct {
 	TTY         bool          // Log is a terminal
 	Dropped     int           // points removed by filters, for the plan
 	Annotate    func(*Record) // adds derived figures (the roofline) before a record is written
+	Watch       *Watch        // anomaly events
 }
 
 // Outcome is what a sweep did.
@@ -37,6 +38,7 @@ type Outcome struct {
 	Phases      Phases
 	Wall        time.Duration
 	Interrupted bool
+	Anomalies   int
 }
 
 // Run measures a sweep's points, appending each record to Out (fsynced) as
@@ -65,6 +67,7 @@ func Run(ctx context.Context, points []Point, env Env, o Options) (*Outcome, err
 		if err := res.Append(r); err != nil {
 			return err
 		}
+		sum.Anomalies += o.Watch.Check(&r)
 		sum.Records = append(sum.Records, r)
 		sum.New++
 		switch r.Status {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tokbench/tokbench/baseline"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/sweep"
@@ -50,6 +52,9 @@ func sweepCommand() *cli.Command {
 			&cli.BoolFlag{Name: "resume", Usage: "continue --out, skipping the points it holds"},
 			&cli.BoolFlag{Name: "retry-failed", Usage: "with --resume, measure failed points again"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "closing summary format: " + strings.Join(report.Formats, ", ")},
+			&cli.StringFlag{Name: "baseline-dir", Usage: "flag points whose t/s leaves the range of this folder's baseline (tokbench baseline create)"},
+			&cli.Float64Flag{Name: "drift-threshold", Value: 10, Usage: "flag a decode rate that falls by more than this percent from the first to the last quarter of a point's steps (0: off)"},
+			&cli.StringFlag{Name: "events", Usage: "write anomaly events (slog JSON lines) to this file instead of stderr"},
 			&cli.StringFlag{Name: "test-fault", Hidden: true, Usage: "abort the worker at the point whose key contains this (tests)"},
 		}, telemetryFlags()...),
 		Action: doSweep,
@@ -173,6 +178,11 @@ func doSweep(c *cli.Context) error {
 	} else if _, err := gpu.OpenNVML(); err != nil {
 		fmt.Fprintln(os.Stderr, err.Error()+"; sampling the host only")
 	}
+	watch, closeEvents, err := watchFromFlags(c)
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
 	var exeArgs []string
 	for _, d := range c.StringSlice("backend-dir") {
 		exeArgs = append(exeArgs, "--backend-dir", d)
@@ -185,6 +195,7 @@ func doSweep(c *cli.Context) error {
 				*r = recs[0]
 			}
 		},
+		Watch:   watch,
 		ExeArgs: exeArgs, Fault: c.String("test-fault"), Telemetry: rate, TelemetryTo: c.String("telemetry-out"), Log: os.Stderr, TTY: isTerminal(os.Stderr), Dropped: dropped,
 	})
 	if err != nil {
@@ -203,10 +214,58 @@ func doSweep(c *cli.Context) error {
 		}
 		return fmt.Errorf("%w: every finished point is in %s; continue with:\n  %s", errInterrupted, c.String("out"), cmd)
 	}
+	if out.Anomalies > 0 {
+		fmt.Fprintf(os.Stderr, "%d anomaly event(s): see %s\n", out.Anomalies, cmpOr(c.String("events"), "the JSON lines above"))
+	}
 	if out.Failed > 0 {
 		return fmt.Errorf("%d point(s) failed; their reasons are above and in %s (--resume --retry-failed measures them again)", out.Failed, c.String("out"))
 	}
 	return nil
+}
+
+// watchFromFlags sets up anomaly events: against the baseline of each
+// record's hardware class, and for decode drift.
+func watchFromFlags(c *cli.Context) (*sweep.Watch, func(), error) {
+	w := &sweep.Watch{DriftPct: c.Float64("drift-threshold")}
+	if w.DriftPct < 0 {
+		return nil, nil, usagef("--drift-threshold %g: must be 0 (off) or positive", w.DriftPct)
+	}
+	out, closeFn := os.Stderr, func() {}
+	if p := c.String("events"); p != "" {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("events: %w", err)
+		}
+		out, closeFn = f, func() { f.Close() }
+	}
+	w.Log = slog.New(slog.NewJSONHandler(out, nil))
+	if dir := c.String("baseline-dir"); dir != "" {
+		files := map[string]*baseline.File{}
+		w.Expected = func(r *sweep.Record) (float64, float64, bool) {
+			class := r.Class()
+			f, seen := files[class]
+			if !seen {
+				f, _ = baseline.Load(dir, class)
+				files[class] = f
+			}
+			if f == nil {
+				return 0, 0, false
+			}
+			p := f.Points[baseline.Key(r)]
+			if p == nil {
+				return 0, 0, false
+			}
+			return p.Low, p.High, true
+		}
+	}
+	return w, closeFn, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func isTerminal(f *os.File) bool {

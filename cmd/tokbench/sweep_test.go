@@ -243,3 +243,41 @@ func TestBaselineGate(t *testing.T) {
 		t.Errorf("other class: exit %d %s", r.code, r.stderr)
 	}
 }
+
+func TestSweepAnomalyAgainstBaseline(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"sweep", "--synth", "tiny", "--types", "q8_0", "-p", "0", "-n", "8", "-r", "2"}
+	first := filepath.Join(dir, "first.jsonl")
+	if r := tokbench(t, append(args, "--out", first)...); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	// A baseline ten times faster than this machine: the next sweep is
+	// below its range.
+	recs := readResults(t, first)
+	for i := range recs {
+		for j := range recs[i].SamplesTs {
+			recs[i].SamplesTs[j] *= 10
+		}
+	}
+	fast := filepath.Join(dir, "fast.jsonl")
+	f, _ := os.Create(fast)
+	for _, r := range recs {
+		b, _ := json.Marshal(r)
+		f.Write(append(b, '\n'))
+	}
+	f.Close()
+	bdir := filepath.Join(dir, "baselines")
+	if r := tokbench(t, "baseline", "create", fast, "--dir", bdir); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	events := filepath.Join(dir, "events.jsonl")
+	r := tokbench(t, append(args, "--out", filepath.Join(dir, "second.jsonl"), "--baseline-dir", bdir, "--events", events)...)
+	if r.code != 0 || !strings.Contains(r.stderr, "anomaly event") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	data, _ := os.ReadFile(events)
+	var ev map[string]any
+	if err := json.Unmarshal(bytes.SplitN(data, []byte("\n"), 2)[0], &ev); err != nil || ev["kind"] != "below_baseline" || ev["expected_low_ts"] == nil {
+		t.Errorf("event %s (%v)", data, err)
+	}
+}
