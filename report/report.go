@@ -16,7 +16,7 @@ import (
 )
 
 // Formats are the output formats, as -o names them.
-var Formats = []string{"table", "json", "jsonl", "csv", "md"}
+var Formats = []string{"table", "json", "jsonl", "csv", "md", "html"}
 
 // Write writes records in the format.
 func Write(w io.Writer, format string, recs []sweep.Record) error {
@@ -42,6 +42,8 @@ func Write(w io.Writer, format string, recs []sweep.Record) error {
 		return nil
 	case "csv":
 		return CSV(w, recs)
+	case "html":
+		return HTML(w, recs)
 	}
 	return fmt.Errorf("output format %q: use one of %s", format, strings.Join(Formats, ", "))
 }

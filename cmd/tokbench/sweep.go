@@ -275,11 +275,14 @@ func isTerminal(f *os.File) bool {
 
 func reportCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "report",
-		Usage:     "print a results file again",
-		UsageText: "tokbench report results.jsonl [-o table|md|csv|json|jsonl]",
+		Name:  "report",
+		Usage: "print a results file again",
+		UsageText: "tokbench report results.jsonl [-o table|md|csv|json|jsonl|html] [--out FILE]\n" +
+			"   tokbench report results.jsonl -o html --out report.html   (one self-contained page with SVG charts)\n" +
+			"   tokbench report results.jsonl -o md --out report.md       (tables, and the charts as SVG files beside it)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "format: " + strings.Join(report.Formats, ", ")},
+			&cli.StringFlag{Name: "out", Usage: "write to this file instead of standard output"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -302,7 +305,23 @@ func reportCommand() *cli.Command {
 					fmt.Fprintln(os.Stderr, "roofline:", err)
 				}
 			}
-			return report.Write(os.Stdout, format, report.Grouped(recs))
+			recs = report.Grouped(recs)
+			out := c.String("out")
+			switch {
+			case out == "":
+				return report.Write(os.Stdout, format, recs)
+			case format == "md":
+				return report.MarkdownFiles(out, recs)
+			}
+			f, err := os.Create(out)
+			if err != nil {
+				return err
+			}
+			if err := report.Write(f, format, recs); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
 		},
 	}
 }

@@ -58,6 +58,13 @@ func TestSweepGrid(t *testing.T) {
 	if rep.code != 0 || strings.Count(rep.stdout, "\n") != 9 {
 		t.Errorf("report: exit %d, %d lines", rep.code, strings.Count(rep.stdout, "\n"))
 	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	if rep := tokbench(t, "report", out, "-o", "html", "--out", page); rep.code != 0 {
+		t.Errorf("html report: exit %d %s", rep.code, rep.stderr)
+	}
+	if data, _ := os.ReadFile(page); !strings.Contains(string(data), "Decode t/s against context depth") || strings.Contains(string(data), "https://") {
+		t.Errorf("html report lacks its charts or links out (%d bytes)", len(data))
+	}
 }
 
 func TestSweepSkipsWhatCannotFit(t *testing.T) {

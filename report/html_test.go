@@ -1,0 +1,89 @@
+package report
+
+import (
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/roofline"
+	"github.com/tokbench/tokbench/sweep"
+)
+
+// sweepRecords is a small sweep: two quantizations x three depths x two
+// parallel counts of tg, with rooflines and GPU telemetry.
+func sweepRecords() []sweep.Record {
+	var out []sweep.Record
+	for qi, q := range []string{"q8_0", "q4_0"} {
+		for _, np := range []int{1, 4} {
+			for _, d := range []int{0, 1024, 4096} {
+				ts := float64(100*(qi+1)*np) / (1 + float64(d)/4096)
+				w := gpu.Window{Devices: []gpu.DeviceWindow{{Dev: 0, Metrics: map[string]gpu.Stat{"power_w": {Mean: 300 + ts}, "gpu_util": {Mean: 90}}},
+					{Dev: -1, Metrics: map[string]gpu.Stat{"cpu_pct": {Mean: 100}}}}}
+				out = append(out, sweep.Record{ModelID: "synth:llama-8b:" + q, ModelFileType: q, Test: "tg128", NGen: 128, NDepth: d, NParallel: np,
+					Status: sweep.StatusOK, Sampling: "none", AvgTs: ts, CPUInfo: "Test CPU", Backend: "CUDA",
+					Roofline:  &roofline.Analysis{CeilingTs: ts * 1.5, Efficiency: 1 / 1.5, Verdict: roofline.MemoryBound, Why: "because <tested> & so"},
+					Telemetry: &sweep.Telemetry{Measure: &w, Reps: []gpu.Window{w, w}}})
+			}
+		}
+	}
+	return out
+}
+
+func TestHTMLIsSelfContainedAndWellFormed(t *testing.T) {
+	var b strings.Builder
+	if err := Write(&b, "html", sweepRecords()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	// Well-formed: a strict XML parser reads it to the end.
+	dec := xml.NewDecoder(strings.NewReader(page))
+	dec.Strict = true
+	dec.Entity = xml.HTMLEntity
+	for {
+		_, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("page does not parse: %v", err)
+		}
+	}
+	for _, bad := range []string{"http://", "https://", "src=", "<script", "@import", "url("} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page contains %q: it must open with no network", bad)
+		}
+	}
+	// depth chart, parallel chart, efficiency chart, power and GPU
+	// utilisation and host CPU timelines.
+	if n := strings.Count(page, `<figure id="chart-`); n != 6 {
+		t.Errorf("%d charts, want 6", n)
+	}
+	for _, want := range []string{"Decode t/s against context depth", "Aggregate decode t/s against parallel", "Efficiency against the roofline",
+		"GPU power per repetition", "memory-bound at ceiling", "because &lt;tested&gt; &amp; so", "Hardware and build", "synth:llama-8b:q4_0"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+func TestMarkdownFiles(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.md")
+	if err := MarkdownFiles(p, sweepRecords()); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(p)
+	svgs, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "r-*.svg"))
+	if len(svgs) != 6 || strings.Count(string(md), "![") != 6 || !strings.Contains(string(md), "| --- |") {
+		t.Fatalf("%d svg files, markdown:\n%s", len(svgs), md)
+	}
+	for _, s := range svgs {
+		data, _ := os.ReadFile(s)
+		if err := xml.Unmarshal(data, new(struct{})); err != nil || !strings.Contains(string(data), `xmlns="http://www.w3.org/2000/svg"`) {
+			t.Errorf("%s: not a standalone SVG: %v", s, err)
+		}
+	}
+}
