@@ -172,13 +172,15 @@ func (s *Sampler) Samples(from, to time.Time) []Sample {
 }
 
 // WriteJSONL writes the samples between from and to, one JSON object per
-// line (t in seconds from the epoch, dev -1 for the host, present metrics
-// by name), for plotting.
+// line (t in seconds from the sampler's start, unix in seconds since 1970,
+// dev -1 for the host, present metrics by name), for plotting.
 func (s *Sampler) WriteJSONL(w io.Writer, from, to time.Time) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	for _, smp := range s.Samples(from, to) {
-		m := map[string]any{"t": float64(smp.T) / 1e9, "dev": smp.Dev}
+		// t counts from this sampler's start; unix places samples of
+		// several processes (a sweep's workers) on one time line.
+		m := map[string]any{"t": float64(smp.T) / 1e9, "unix": float64(s.epoch.UnixNano()+smp.T) / 1e9, "dev": smp.Dev}
 		for k := Metric(0); k < numMetrics; k++ {
 			if smp.Has(k) {
 				m[k.String()] = smp.V[k]

@@ -126,12 +126,15 @@ const css = `body{font-family:sans-serif;margin:2em;max-width:1100px}table{borde
 // HTML writes one self-contained page: hardware profile, charts as inline
 // SVG, the verdict table and every result. Nothing in it is fetched from
 // anywhere.
-func HTML(w io.Writer, recs []sweep.Record) error {
+func HTML(w io.Writer, recs []sweep.Record) error { return HTMLWith(w, recs, nil) }
+
+// HTMLWith is HTML plus timelines of raw telemetry samples.
+func HTMLWith(w io.Writer, recs []sweep.Record, tl Timeline) error {
 	var b strings.Builder
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>tokbench report</title><style>" + css + "</style></head><body>\n")
 	b.WriteString("<h1>tokbench report</h1>\n")
 	profileHTML(&b, recs)
-	for i, c := range charts(recs) {
+	for i, c := range append(charts(recs), tl.charts()...) {
 		fmt.Fprintf(&b, "<figure id=\"chart-%d\">%s</figure>\n", i+1, c.svg(false))
 	}
 	verdictsHTML(&b, recs)
@@ -203,14 +206,17 @@ func verdictsHTML(b *strings.Builder, recs []sweep.Record) {
 // MarkdownFiles writes the Markdown tables to path and each chart as an
 // SVG file beside it (path without .md, then -1.svg, -2.svg, ...), linked
 // from the Markdown.
-func MarkdownFiles(path string, recs []sweep.Record) error {
+func MarkdownFiles(path string, recs []sweep.Record, tl Timeline) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	base := strings.TrimSuffix(path, filepath.Ext(path))
-	for i, c := range charts(recs) {
+	for i, c := range append(charts(recs), tl.charts()...) {
 		svgPath := fmt.Sprintf("%s-%d.svg", base, i+1)
 		if err := os.WriteFile(svgPath, []byte(c.svg(true)+"\n"), 0o644); err != nil {
 			return err

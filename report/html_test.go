@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,7 +73,7 @@ func TestHTMLIsSelfContainedAndWellFormed(t *testing.T) {
 
 func TestMarkdownFiles(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "r.md")
-	if err := MarkdownFiles(p, sweepRecords()); err != nil {
+	if err := MarkdownFiles(p, sweepRecords(), nil); err != nil {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(p)
@@ -85,5 +86,33 @@ func TestMarkdownFiles(t *testing.T) {
 		if err := xml.Unmarshal(data, new(struct{})); err != nil || !strings.Contains(string(data), `xmlns="http://www.w3.org/2000/svg"`) {
 			t.Errorf("%s: not a standalone SVG: %v", s, err)
 		}
+	}
+}
+
+func TestTimelineCharts(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "samples.jsonl")
+	var lines []string
+	for i := 0; i < 20; i++ {
+		lines = append(lines, fmt.Sprintf(`{"t":%g,"unix":%g,"dev":0,"power_w":%d,"gpu_util":90}`, float64(i)/20, 1e9+float64(i)/20, 300+i),
+			fmt.Sprintf(`{"t":%g,"unix":%g,"dev":-1,"cpu_pct":100,"rss":1000}`, float64(i)/20, 1e9+float64(i)/20))
+	}
+	os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	tl, err := ReadTimeline(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := tl["power_w"][0]; s == nil || len(s.xs) != 20 || s.xs[19] < 0.94 || s.ys[19] != 319 {
+		t.Fatalf("power series %+v", s)
+	}
+	var b strings.Builder
+	HTMLWith(&b, sweepRecords(), tl)
+	for _, want := range []string{"GPU power over time", "GPU utilisation over time", "Host CPU over time"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q chart", want)
+		}
+	}
+	os.WriteFile(p, []byte("not json\n"), 0o644)
+	if _, err := ReadTimeline(p); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("bad samples file: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/roofline"
 )
 
@@ -51,5 +52,28 @@ func TestRooflineOnAKnownModel(t *testing.T) {
 	recs[0].Roofline = nil
 	if err := Annotate(recs, t.TempDir()); err != nil || recs[0].Roofline.Verdict != "no ceiling" {
 		t.Errorf("no probe: %v %+v", err, recs[0].Roofline)
+	}
+}
+
+// A GPU record whose memory system was saturated is at the bandwidth
+// ceiling even when the datasheet promised more; one whose memory idled
+// is software-limited.
+func TestVerdictFromTelemetryWindows(t *testing.T) {
+	rec := func(dram float64) Record {
+		w := gpu.Window{Devices: []gpu.DeviceWindow{{Dev: 0, Metrics: map[string]gpu.Stat{"dram_bw_util": {Mean: dram}, "mem_util": {Mean: dram}}}}}
+		return Record{Status: StatusOK, Backend: "CUDA", GPUInfo: "NVIDIA H200", NGen: 128, NParallel: 1, NUBatch: 512,
+			WeightsStepBytes: 4e9, KVBytesPerToken: 131072, FlopParams: 8e9, ModelNLayer: 32, ModelNEmbd: 4096,
+			AvgTs: 400, Telemetry: &Telemetry{Measure: &w}}
+	}
+	recs := []Record{rec(92), rec(12)}
+	if err := Annotate(recs, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	// 4 GB per step on a 4.8 TB/s datasheet: ceiling ~1190 t/s; 400 t/s is 34%.
+	for i, want := range []string{roofline.MemoryBound, roofline.SoftwareLimited} {
+		a := recs[i].Roofline
+		if a == nil || a.PeakSource != "datasheet" || a.Verdict != want || a.Efficiency > 0.4 {
+			t.Errorf("record %d: %+v, want %s", i, a, want)
+		}
 	}
 }

@@ -283,6 +283,7 @@ func reportCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "format: " + strings.Join(report.Formats, ", ")},
 			&cli.StringFlag{Name: "out", Usage: "write to this file instead of standard output"},
+			&cli.StringFlag{Name: "telemetry", Usage: "raw samples (--telemetry-out of run or sweep) to chart as timelines in html and md"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -306,22 +307,33 @@ func reportCommand() *cli.Command {
 				}
 			}
 			recs = report.Grouped(recs)
+			var tl report.Timeline
+			if p := c.String("telemetry"); p != "" {
+				if tl, err = report.ReadTimeline(p); err != nil {
+					return err
+				}
+			}
 			out := c.String("out")
-			switch {
-			case out == "":
-				return report.Write(os.Stdout, format, recs)
-			case format == "md":
-				return report.MarkdownFiles(out, recs)
+			if out != "" && format == "md" {
+				return report.MarkdownFiles(out, recs, tl)
 			}
-			f, err := os.Create(out)
-			if err != nil {
-				return err
+			w := os.Stdout
+			if out != "" {
+				if w, err = os.Create(out); err != nil {
+					return err
+				}
 			}
-			if err := report.Write(f, format, recs); err != nil {
-				f.Close()
-				return err
+			if format == "html" {
+				err = report.HTMLWith(w, recs, tl)
+			} else {
+				err = report.Write(w, format, recs)
 			}
-			return f.Close()
+			if out != "" {
+				if cerr := w.Close(); err == nil {
+					err = cerr
+				}
+			}
+			return err
 		},
 	}
 }
