@@ -21,7 +21,10 @@ func Class(backend, device string, memBytes uint64, driver, cpuModel string, thr
 		return fmt.Sprintf("cpu-%s-%dt", slug(cpuModel), threads)
 	}
 	major, _, _ := strings.Cut(driver, ".")
-	c := fmt.Sprintf("%s-%s-%dg", slug(backend), slug(device), (memBytes+(1<<29))>>30)
+	c := slug(backend) + "-" + slug(device)
+	if memBytes > 0 {
+		c += fmt.Sprintf("-%dg", (memBytes+(1<<29))>>30)
+	}
 	if major != "" {
 		c += "-drv" + slug(major)
 	}

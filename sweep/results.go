@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/tokbench/tokbench/engine"
 )
@@ -13,10 +14,19 @@ import (
 // short by a crash or a kill) is ignored and reported through torn, with
 // the offset where the intact part ends; corruption anywhere else is an
 // error naming the line.
+//
+// A JSON array is read as llama-bench's -o json output (which tokbench's
+// `run -o json` also writes): llama-bench's records become tokbench records
+// with the fields they share, so their results can be reported and used
+// as baselines.
 func ReadRecords(path string) (recs []Record, intact int64, torn bool, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, 0, false, err
+	}
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
+		recs, err := readArray(path, t)
+		return recs, int64(len(data)), false, err
 	}
 	line := 0
 	for off := 0; off < len(data); {
@@ -113,4 +123,39 @@ func (r *Record) Fingerprint() string {
 func FingerprintOf(env Env) string {
 	r := fill(Record{}, Point{}, engine.Meta{}, env)
 	return r.Fingerprint()
+}
+
+// readArray reads a JSON array of records, completing what llama-bench's
+// records lack: status, test name, key and backend.
+func readArray(path string, data []byte) ([]Record, error) {
+	var recs []Record
+	if err := json.Unmarshal(data, &recs); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON array of benchmark records: %v", path, err)
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Status == "" {
+			r.Status = StatusOK
+		}
+		if r.NParallel == 0 {
+			r.NParallel = 1
+		}
+		if r.Test == "" {
+			r.Test = Point{NPrompt: r.NPrompt, NGen: r.NGen, NDepth: r.NDepth, Parallel: r.NParallel}.TestName()
+		}
+		if r.Backend == "" {
+			r.Backend = "CPU"
+			if r.Backends != "" && r.NGPULayers > 0 && !strings.EqualFold(r.Backends, "CPU") {
+				r.Backend = strings.TrimSuffix(strings.TrimPrefix(r.Backends, "CPU,"), ",CPU")
+			}
+		}
+		if r.Key == "" {
+			r.Key = fmt.Sprintf("%s|%s|b=%d|ub=%d|t=%d|ngl=%d|fa=%d|ctk=%s|ctv=%s", r.ModelFile, r.Test, r.NBatch, r.NUBatch,
+				r.NThreads, r.NGPULayers, r.FlashAttn, r.TypeK, r.TypeV)
+		}
+		if len(r.SamplesTs) == 0 {
+			return nil, fmt.Errorf("%s record %d (%s) has no samples_ts", path, i+1, r.Test)
+		}
+	}
+	return recs, nil
 }

@@ -63,3 +63,31 @@ func TestOpenResults(t *testing.T) {
 }
 
 func engineMetaForTest() engine.Meta { return engine.Meta{} }
+
+// llama-bench's -o json output, as it writes it (fields abridged).
+const llamaBench = `[
+  {
+    "build_commit": "ec98e2002", "build_number": 1, "cpu_info": "AMD EPYC 9654 96-Core Processor", "gpu_info": "NVIDIA H100 80GB HBM3",
+    "backends": "CUDA", "model_filename": "models/llama-3.1-8b-q4_k_m.gguf", "model_type": "llama 8B Q4_K - Medium",
+    "model_size": 4912898304, "model_n_params": 8030261248, "n_batch": 2048, "n_ubatch": 512, "n_threads": 32,
+    "type_k": "f16", "type_v": "f16", "n_gpu_layers": 99, "flash_attn": 0, "n_prompt": 0, "n_gen": 128, "n_depth": 4096,
+    "test_time": "2025-06-01T10:00:00Z", "avg_ns": 900000000, "stddev_ns": 1000000, "avg_ts": 142.2, "stddev_ts": 0.5,
+    "samples_ns": [900000000, 901000000], "samples_ts": [142.2, 142.1]
+  }
+]`
+
+func TestReadLlamaBenchJSON(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "lb.json")
+	os.WriteFile(p, []byte(llamaBench), 0o644)
+	recs, _, torn, err := ReadRecords(p)
+	if err != nil || torn || len(recs) != 1 {
+		t.Fatalf("%v %v %d", err, torn, len(recs))
+	}
+	r := recs[0]
+	if r.Status != StatusOK || r.Test != "tg128@d4096" || r.Backend != "CUDA" || r.AvgTs != 142.2 || r.Key == "" || r.NParallel != 1 {
+		t.Errorf("%+v", r)
+	}
+	if c := r.Class(); c != "cuda-nvidia-h100-80gb-hbm3" {
+		t.Errorf("class %s", c)
+	}
+}
