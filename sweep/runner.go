@@ -127,7 +127,6 @@ type Executor struct {
 	modelKey string
 	sess     *session
 	rawTs    map[string]float64 // raw tg t/s by key, for sampling cost
-	loadTime time.Duration
 }
 
 // Run measures tests in the given order (see Order) and passes every
@@ -138,7 +137,13 @@ func (e *Executor) Run(ctx context.Context, tests []Point, emit func(Record) err
 	if e.rawTs == nil {
 		e.rawTs = map[string]float64{}
 	}
-	for i, p := range tests {
+	// One context serves every test sharing its settings: size it for
+	// the largest of them.
+	nctx := map[string]int{}
+	for _, p := range tests {
+		nctx[p.contextKey()] = max(nctx[p.contextKey()], p.NCtx())
+	}
+	for _, p := range tests {
 		if ctx.Err() != nil {
 			return engine.ErrCanceled
 		}
@@ -148,7 +153,7 @@ func (e *Executor) Run(ctx context.Context, tests []Point, emit func(Record) err
 		if e.Fault != "" && strings.Contains(p.Key(), e.Fault) {
 			engine.Abort("tokbench test fault at " + p.Key())
 		}
-		rec, err := e.one(ctx, p, groupNCtx(tests[i:], p))
+		rec, err := e.one(ctx, p, nctx[p.contextKey()])
 		switch {
 		case errors.Is(err, engine.ErrCanceled), errors.Is(err, ErrStopped):
 			return err
@@ -170,18 +175,6 @@ func (e *Executor) meta() engine.Meta {
 		return engine.Meta{}
 	}
 	return e.model.Meta
-}
-
-// groupNCtx is the context size the tests sharing p's context need: the
-// largest of theirs, so that one context serves them all.
-func groupNCtx(rest []Point, p Point) int {
-	n := 0
-	for _, q := range rest {
-		if q.contextKey() == p.contextKey() {
-			n = max(n, q.NCtx())
-		}
-	}
-	return n
 }
 
 func (e *Executor) one(ctx context.Context, p Point, nctx int) (*Record, error) {
