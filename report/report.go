@@ -151,18 +151,11 @@ func gpuStat(r *sweep.Record, metric, format string) string {
 	if r.Telemetry == nil || r.Telemetry.Measure == nil {
 		return "-"
 	}
-	var sum float64
-	n := 0
-	for _, d := range r.Telemetry.Measure.Devices {
-		if st, ok := d.Metrics[metric]; ok && d.Dev >= 0 {
-			sum += st.Mean
-			n++
-		}
-	}
-	if n == 0 {
+	v := sweep.GPUMean(r.Telemetry.Measure, metric)
+	if v == nil {
 		return "-"
 	}
-	return fmt.Sprintf(format, sum/float64(n))
+	return fmt.Sprintf(format, *v)
 }
 
 // rooflineColumns set each test against its ceiling.

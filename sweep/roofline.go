@@ -83,16 +83,16 @@ func (r *Record) rooflineInputs() roofline.Inputs {
 		NLayer: r.ModelNLayer, NEmbd: r.ModelNEmbd, MeasuredTs: r.AvgTs, Throttled: r.Throttled,
 	}
 	if r.Telemetry != nil && r.Telemetry.Measure != nil {
-		in.MemBusy = gpuMean(r.Telemetry.Measure, "mem_util")
-		in.DRAMBW = gpuMean(r.Telemetry.Measure, "dram_bw_util")
-		in.SMActive = gpuMean(r.Telemetry.Measure, "sm_active")
+		in.MemBusy = GPUMean(r.Telemetry.Measure, "mem_util")
+		in.DRAMBW = GPUMean(r.Telemetry.Measure, "dram_bw_util")
+		in.SMActive = GPUMean(r.Telemetry.Measure, "sm_active")
 	}
 	return in
 }
 
-// gpuMean averages a metric's mean over the GPUs of a window that report
+// GPUMean averages a metric's mean over the GPUs of a window that report
 // it; nil if none does.
-func gpuMean(w *gpu.Window, metric string) *float64 {
+func GPUMean(w *gpu.Window, metric string) *float64 {
 	var sum float64
 	n := 0
 	for _, d := range w.Devices {

@@ -17,15 +17,22 @@ import (
 func baselineCommand() *cli.Command {
 	dir := &cli.StringFlag{Name: "dir", Value: "baselines", Usage: "folder of baseline files, one per hardware class"}
 	effect := &cli.Float64Flag{Name: "min-effect", Value: 0.05, Usage: "smallest change that counts, as a fraction of the median"}
-	readResults := func(c *cli.Context) ([]sweep.Record, error) {
+	// load reads the results file and the baseline (nil if none) of
+	// their hardware class.
+	load := func(c *cli.Context) ([]sweep.Record, string, *baseline.File, error) {
 		if c.NArg() != 1 {
-			return nil, usagef("give one results file (JSONL from run -o jsonl or sweep --out)")
+			return nil, "", nil, usagef("give one results file (JSONL from run -o jsonl or sweep --out, or llama-bench's JSON)")
 		}
 		recs, _, _, err := sweep.ReadRecords(c.Args().First())
 		if err != nil {
-			return nil, err
+			return nil, "", nil, err
 		}
-		return recs, nil
+		class, err := baseline.ClassOf(recs)
+		if err != nil {
+			return nil, "", nil, usageErr(err)
+		}
+		f, err := baseline.Load(c.String("dir"), class)
+		return recs, class, f, err
 	}
 	return &cli.Command{
 		Name:  "baseline",
@@ -37,15 +44,7 @@ func baselineCommand() *cli.Command {
 				UsageText: "tokbench baseline create results.jsonl [--dir baselines]",
 				Flags:     []cli.Flag{dir, effect},
 				Action: func(c *cli.Context) error {
-					recs, err := readResults(c)
-					if err != nil {
-						return err
-					}
-					class, err := baseline.ClassOf(recs)
-					if err != nil {
-						return usageErr(err)
-					}
-					old, err := baseline.Load(c.String("dir"), class)
+					recs, class, old, err := load(c)
 					if err != nil {
 						return err
 					}
@@ -67,15 +66,7 @@ func baselineCommand() *cli.Command {
 				UsageText: "tokbench baseline compare results.jsonl [--dir baselines] [--alpha 0.05] [--min-effect 0.05]",
 				Flags:     []cli.Flag{dir, effect, &cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the Mann-Whitney U test"}},
 				Action: func(c *cli.Context) error {
-					recs, err := readResults(c)
-					if err != nil {
-						return err
-					}
-					class, err := baseline.ClassOf(recs)
-					if err != nil {
-						return usageErr(err)
-					}
-					f, err := baseline.Load(c.String("dir"), class)
+					recs, class, f, err := load(c)
 					if err != nil {
 						return err
 					}
