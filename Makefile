@@ -26,7 +26,7 @@ export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/m
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
-.PHONY: all build demo test vet fuzz bench bench-sweep bench-telemetry cuda clean env
+.PHONY: all build demo test vet fuzz bench bench-sweep bench-telemetry bench-load cuda clean env
 
 all: build
 
@@ -64,6 +64,11 @@ bench-sweep: build
 # The sampler's cost: tg/pp t/s with telemetry at 20 Hz against without.
 bench-telemetry: build
 	scripts/bench-telemetry.sh
+
+# The load scheduler's own share of the wall time (target < 2%) at 64
+# concurrent sequences on the tiny model.
+bench-load: build
+	$(BIN) load --synth tiny --workload short --concurrency 64 --requests 512
 
 # CUDA backend (shared libraries) from the pinned llama.cpp, beside the
 # binary: CUDA_ARCHITECTURES=90 (default: this machine's GPU).

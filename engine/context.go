@@ -262,3 +262,27 @@ func (c *Context) SampledTokens(nSeq int) []int {
 	}
 	return out
 }
+
+// BatchCapacity is how many tokens one Decode can carry.
+func (c *Context) BatchCapacity() int { return int(c.c.n_batch_alloc) }
+
+// Add queues n random tokens of sequence seq from position pos for the
+// next Decode (the last one gets logits, as a server samples from it):
+// a prefill chunk, or n=1 for a decode step. Tokens of several sequences
+// share one Decode, as in a server's continuous batching.
+func (c *Context) Add(seq, pos, n int) error {
+	if C.tb_batch_add(c.c, C.int32_t(seq), C.int32_t(pos), C.int32_t(n), C.int32_t(c.model.BOS())) != 0 {
+		return fmt.Errorf("batch: %d more tokens exceed the batch of %d", n, c.BatchCapacity())
+	}
+	return nil
+}
+
+// Decode decodes the queued tokens in one llama_decode and synchronizes.
+func (c *Context) Decode() error {
+	return c.decodeErr("decode batch", C.tb_batch_decode(c.c))
+}
+
+// Remove drops a sequence from the KV cache (a finished request).
+func (c *Context) Remove(seq int) {
+	C.llama_memory_seq_rm(C.llama_get_memory(c.c.ctx), C.llama_seq_id(seq), -1, -1)
+}

@@ -164,6 +164,27 @@ int tb_step(tb_ctx *c, int32_t n_seq, int32_t pos, struct llama_sampler **sample
     return 0;
 }
 
+int tb_batch_add(tb_ctx *c, int32_t seq, int32_t pos0, int32_t n, int32_t bos) {
+    struct llama_batch *b = &c->batch;
+    if (b->n_tokens + n > c->n_batch_alloc) return -1;
+    for (int32_t i = 0; i < n; i++) {
+        llama_pos pos = pos0 + i;
+        llama_token tok = (pos == 0 && bos >= 0) ? bos : (llama_token)(tb_next(&c->rng) % (uint64_t)c->n_vocab);
+        tb_put(b, tok, pos, seq, i == n - 1);
+    }
+    return 0;
+}
+
+int tb_batch_decode(tb_ctx *c) {
+    struct llama_batch *b = &c->batch;
+    if (b->n_tokens == 0) return 0;
+    int rc = llama_decode(c->ctx, *b);
+    b->n_tokens = 0;
+    if (rc != 0) return rc;
+    llama_synchronize(c->ctx);
+    return 0;
+}
+
 size_t tb_synth_rows(enum ggml_type type, int64_t nrows, int64_t n_per_row, uint64_t seed,
                      float scale, bool constant, float *scratch, void *dst) {
     uint64_t s = tb_seed(seed);

@@ -55,3 +55,10 @@ size_t tb_synth_rows(enum ggml_type type, int64_t nrows, int64_t n_per_row, uint
 void tb_synth_vocab(struct gguf_context *g, int32_t n);
 
 #endif
+
+// Continuous batching: tb_batch_add queues n random tokens (BOS at
+// position 0) of sequence seq from position pos0, asking for logits on the
+// last; tb_batch_decode decodes what is queued (in chunks of the batch
+// size) and synchronizes. Returns llama_decode's status.
+int tb_batch_add(tb_ctx *c, int32_t seq, int32_t pos0, int32_t n, int32_t bos);
+int tb_batch_decode(tb_ctx *c);

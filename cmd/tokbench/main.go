@@ -56,6 +56,7 @@ func run(args []string) int {
 		Commands: []*cli.Command{
 			runCommand(),
 			sweepCommand(),
+			loadCommand(),
 			reportCommand(),
 			baselineCommand(),
 			workerCommand(),

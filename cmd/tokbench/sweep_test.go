@@ -288,3 +288,45 @@ func TestSweepAnomalyAgainstBaseline(t *testing.T) {
 		t.Errorf("event %s (%v)", data, err)
 	}
 }
+
+func TestLoadCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "load.jsonl")
+	r := tokbench(t, "load", "--synth", "tiny", "--prompt", "uniform:16-200", "--output", "uniform:2-24", "--concurrency", "4",
+		"--requests", "20", "--max-prompt", "150", "--slo", "ttft_p99=30s", "--out", out, "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var res struct {
+		Summary struct {
+			Requests, Completed, Rejected int
+			OutputTs                      float64         `json:"output_ts"`
+			SchedulerPct                  float64         `json:"scheduler_overhead_pct"`
+			SLOsMet                       map[string]bool `json:"slos_met"`
+		}
+		Requests []struct {
+			Status, Reason string
+			Prompt         int `json:"prompt_tokens"`
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.Requests != 20 || s.Completed+s.Rejected != 20 || s.Rejected == 0 || s.OutputTs <= 0 || !s.SLOsMet["ttft_p99<=30s"] {
+		t.Errorf("summary %+v", s)
+	}
+	for _, q := range res.Requests {
+		if (q.Prompt > 150) != (q.Status == "rejected") || (q.Status == "rejected" && !strings.Contains(q.Reason, "caps")) {
+			t.Errorf("request %+v", q)
+		}
+	}
+	data, _ := os.ReadFile(out)
+	if n := strings.Count(string(data), "\n"); n != 21 || !strings.Contains(string(data), `"kind":"summary"`) {
+		t.Errorf("%d lines in %s", n, out)
+	}
+	for _, bad := range [][]string{{"--workload", "chat"}, {"--prompt", "zipf:3"}, {"--requests", "0"}, {"--slo", "ttft=fast"}} {
+		if r := tokbench(t, append([]string{"load", "--synth", "tiny"}, bad...)...); r.code != 2 {
+			t.Errorf("%v: exit %d %s", bad, r.code, r.stderr)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package load
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// pct is the nearest-rank percentile of xs (NaN if empty).
+func pct(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(math.Ceil(p/100*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// Percentiles of one metric.
+type Percentiles struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+func percentiles(xs []float64) Percentiles {
+	return Percentiles{pct(xs, 50), pct(xs, 90), pct(xs, 95), pct(xs, 99), pct(xs, 100)}
+}
+
+// SLO is one service-level objective: metric (ttft, itl, e2e) at a
+// percentile (over the run; a request meets it when its own value is
+// within the limit) below a limit.
+type SLO struct {
+	Metric     string
+	Percentile float64
+	Limit      time.Duration
+}
+
+// ParseSLOs reads "ttft_p99=2s,itl_p99=60ms" (a bare name means p99).
+func ParseSLOs(s string) ([]SLO, error) {
+	var out []SLO
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return nil, fmt.Errorf("SLO %q: write metric_pNN=duration, e.g. ttft_p99=2s", part)
+		}
+		name, p, _ := strings.Cut(k, "_p")
+		slo := SLO{Metric: name, Percentile: 99}
+		if p != "" {
+			if _, err := fmt.Sscan(p, &slo.Percentile); err != nil || slo.Percentile <= 0 || slo.Percentile > 100 {
+				return nil, fmt.Errorf("SLO %q: percentile %q", part, p)
+			}
+		}
+		if name != "ttft" && name != "itl" && name != "e2e" {
+			return nil, fmt.Errorf("SLO %q: metric %q: use ttft, itl or e2e", part, name)
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("SLO %q: %q is not a positive duration", part, v)
+		}
+		slo.Limit = d
+		out = append(out, slo)
+	}
+	return out, nil
+}
+
+func (s SLO) String() string { return fmt.Sprintf("%s_p%g<=%s", s.Metric, s.Percentile, s.Limit) }
+
+// value is a request's own figure for the SLO's metric.
+func (s SLO) value(o *Outcome) float64 {
+	switch s.Metric {
+	case "ttft":
+		return o.TTFTMs
+	case "itl":
+		return pct(o.ITLMs, s.Percentile)
+	}
+	return o.E2EMs
+}
+
+// Summary is a run's figures.
+type Summary struct {
+	Requests     int             `json:"requests"`
+	Completed    int             `json:"completed"`
+	Rejected     int             `json:"rejected"`
+	Seconds      float64         `json:"seconds"`
+	RequestsPerS float64         `json:"requests_per_s"`
+	OutputTps    float64         `json:"output_ts"` // aggregate generated tokens per second
+	QueueMs      Percentiles     `json:"queue_ms"`
+	TTFTMs       Percentiles     `json:"ttft_ms"`
+	ITLMs        Percentiles     `json:"itl_ms"`
+	E2EMs        Percentiles     `json:"e2e_ms"`
+	PerUserTs    Percentiles     `json:"per_user_ts"`
+	Goodput      float64         `json:"goodput_per_s"` // requests meeting every SLO, per second
+	GoodFraction float64         `json:"good_fraction"`
+	SLOsMet      map[string]bool `json:"slos_met,omitempty"` // each SLO over the run
+	SchedulerPct float64         `json:"scheduler_overhead_pct"`
+}
+
+// Summarize computes a run's figures against its SLOs.
+func Summarize(outs []*Outcome, seconds, schedulerPct float64, slos []SLO) Summary {
+	s := Summary{Requests: len(outs), Seconds: seconds, SchedulerPct: schedulerPct, SLOsMet: map[string]bool{}}
+	var queue, ttft, itl, e2e, user []float64
+	tokens, good := 0, 0
+	for _, o := range outs {
+		switch o.Status {
+		case "rejected":
+			s.Rejected++
+			continue
+		case "ok":
+		default:
+			continue
+		}
+		s.Completed++
+		tokens += o.Output
+		queue, ttft, e2e = append(queue, o.QueueMs), append(ttft, o.TTFTMs), append(e2e, o.E2EMs)
+		itl = append(itl, o.ITLMs...)
+		user = append(user, o.OutputTs)
+		ok := true
+		for _, slo := range slos {
+			if v := slo.value(o); !math.IsNaN(v) && v > float64(slo.Limit.Microseconds())/1000 {
+				ok = false
+			}
+		}
+		if ok {
+			good++
+		}
+	}
+	s.QueueMs, s.TTFTMs, s.ITLMs, s.E2EMs, s.PerUserTs = percentiles(queue), percentiles(ttft), percentiles(itl), percentiles(e2e), percentiles(user)
+	if seconds > 0 {
+		s.RequestsPerS = float64(s.Completed) / seconds
+		s.OutputTps = float64(tokens) / seconds
+		s.Goodput = float64(good) / seconds
+	}
+	if s.Completed > 0 {
+		s.GoodFraction = float64(good) / float64(s.Completed)
+	}
+	for _, slo := range slos {
+		var xs []float64
+		switch slo.Metric {
+		case "ttft":
+			xs = ttft
+		case "itl":
+			xs = itl
+		default:
+			xs = e2e
+		}
+		s.SLOsMet[slo.String()] = len(xs) > 0 && pct(xs, slo.Percentile) <= float64(slo.Limit.Microseconds())/1000
+	}
+	return s
+}
