@@ -57,6 +57,7 @@ func run(args []string) int {
 			runCommand(),
 			sweepCommand(),
 			loadCommand(),
+			capacityCommand(),
 			reportCommand(),
 			baselineCommand(),
 			workerCommand(),

@@ -330,3 +330,29 @@ func TestLoadCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestCapacityCommand(t *testing.T) {
+	r := tokbench(t, "capacity", "--synth", "tiny", "--prompt", "16", "--output", "4", "--slo", "e2e_p90=60s",
+		"--max-concurrency", "4", "--requests-per-client", "2", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var res struct {
+		Concurrency int    `json:"sustainable_concurrency"`
+		BoundBy     string `json:"bound_by"`
+		Probes      []struct {
+			Concurrency int
+			Pass        bool
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	// Every probe meets a 60 s end-to-end objective: 1, 2, 4 are tried and 4 stands.
+	if res.Concurrency != 4 || len(res.Probes) != 3 || !strings.HasPrefix(res.BoundBy, "not reached") {
+		t.Errorf("%+v", res)
+	}
+	if r := tokbench(t, "capacity", "--synth", "tiny"); r.code != 2 || !strings.Contains(r.stderr, "--slo") {
+		t.Errorf("no SLO: exit %d %s", r.code, r.stderr)
+	}
+}
