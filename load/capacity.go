@@ -1,23 +1,27 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
 
-// Probe is one concurrency tried by a capacity search.
+// Probe is one load tried by a capacity search.
 type Probe struct {
-	Concurrency int     `json:"concurrency"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	Rate        float64 `json:"rate,omitempty"`
 	Summary     Summary `json:"summary"`
 	Pass        bool    `json:"pass"`
 	Why         string  `json:"why"` // the SLOs missed, or why it could not run
 }
 
-// CapacityResult is the largest concurrency that met every SLO.
+// CapacityResult is the largest load that met every SLO.
 type CapacityResult struct {
-	Concurrency int     `json:"sustainable_concurrency"`
+	Concurrency int     `json:"sustainable_concurrency,omitempty"` // closed loop
+	Rate        float64 `json:"sustainable_rate,omitempty"`        // open loop, requests per second
 	PerUserTs   float64 `json:"per_user_ts_p50"`
 	OutputTps   float64 `json:"output_ts"`
 	BoundBy     string  `json:"bound_by"`
@@ -26,47 +30,62 @@ type CapacityResult struct {
 
 // CapacityOptions bound the search.
 type CapacityOptions struct {
-	MaxConcurrency    int    // largest concurrency tried
-	RequestsPerClient int    // requests per client in a probe
-	Seed              uint64 // request sequence
-	MaxPrompt         int
-	MaxOutput         int
+	MaxConcurrency    int     // closed loop: largest concurrency tried
+	RequestsPerClient int     // closed loop: requests per client in a probe
+	Slots             int     // open loop (Slots > 0): the server's slots
+	MaxRate           float64 // open loop: largest rate tried (requests per second)
+	Requests          int     // open loop: requests per probe
+	Burstiness        float64 // open loop: of the arrivals (default 1, Poisson)
+	Seed              uint64
+	Guards            Guards
 }
 
 // Server makes an engine with slots sequences for one probe; its closer
 // frees it. An error (a context that does not fit) fails the probe.
 type Server func(slots int) (Engine, func(), error)
 
-// Capacity finds the largest closed-loop concurrency whose run meets
-// every SLO: doubling from 1 until a probe fails, then bisecting between
-// the last pass and the first failure. Each probe runs RequestsPerClient
-// requests per client and leaves out the first wave (one request per
-// client, started together from an empty server) so that what is judged
-// is the steady state.
+// Capacity finds the largest load whose run meets every SLO: closed loop,
+// the concurrency (doubling from 1 until a probe fails, then bisecting
+// between the last pass and the first failure); open loop (o.Slots > 0),
+// the arrival rate (doubling from MaxRate/64, then bisecting to within 5%).
+// Each probe leaves out its first wave (as many requests as slots,
+// started on an empty server) so that what is judged is the steady state.
 func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o CapacityOptions) (CapacityResult, error) {
 	var res CapacityResult
 	if len(slos) == 0 {
 		return res, fmt.Errorf("capacity needs at least one SLO (--slo ttft_p99=2s,itl_p99=60ms)")
 	}
-	tried := map[int]*Probe{}
-	probe := func(c int) (*Probe, error) {
-		if p, ok := tried[c]; ok {
+	open := o.Slots > 0
+	tried := map[float64]*Probe{}
+	probe := func(x float64) (*Probe, error) {
+		if p, ok := tried[x]; ok {
 			return p, nil
 		}
-		p := &Probe{Concurrency: c}
-		tried[c] = p
-		eng, closeFn, err := srv(c)
+		p := &Probe{}
+		tried[x] = p
+		slots, reqs := int(x), []Request(nil)
+		opts := Options{Concurrency: slots, Guards: o.Guards}
+		if open {
+			p.Rate, slots = x, o.Slots
+			reqs = w.Generate(max(o.Requests, 2*slots), o.Seed)
+			Arrivals(reqs, x, cmp.Or(o.Burstiness, 1), o.Seed)
+			opts.Concurrency = 0
+		} else {
+			p.Concurrency = slots
+			reqs = w.Generate(slots*max(o.RequestsPerClient, 2), o.Seed)
+		}
+		opts.Slots = slots
+		eng, closeFn, err := srv(slots)
 		if err != nil {
 			p.Why = err.Error()
 			return p, nil
 		}
 		defer closeFn()
-		reqs := w.Generate(c*max(o.RequestsPerClient, 2), o.Seed)
-		outs, _, overhead, err := Run(ctx, eng, reqs, Options{Slots: c, Concurrency: c, MaxPrompt: o.MaxPrompt, MaxOutput: o.MaxOutput})
+		outs, _, overhead, err := Run(ctx, eng, reqs, opts)
 		if err != nil {
 			return nil, err
 		}
-		steady := outs[min(c, len(outs)):]
+		steady := outs[min(slots, len(outs)):]
 		p.Summary = Summarize(steady, runSeconds(steady), overhead, slos)
 		var missed []string
 		for k, ok := range p.Summary.SLOsMet {
@@ -81,31 +100,40 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 		}
 		return p, nil
 	}
-	lo, hi := 0, 0
-	for c := 1; c <= o.MaxConcurrency; c *= 2 {
-		p, err := probe(c)
+	first, top, done := 1.0, float64(o.MaxConcurrency), func(lo, hi float64) bool { return hi-lo <= 1 }
+	if open {
+		first, top, done = o.MaxRate/64, o.MaxRate, func(lo, hi float64) bool { return hi <= lo*1.05 }
+	}
+	lo, hi := 0.0, 0.0
+	for x := first; x <= top; x *= 2 {
+		p, err := probe(x)
 		if err != nil {
 			return res, err
 		}
 		if !p.Pass {
-			hi = c
+			hi = x
 			break
 		}
-		lo = c
+		lo = x
 	}
-	if hi == 0 && lo < o.MaxConcurrency {
-		p, err := probe(o.MaxConcurrency)
+	if hi == 0 && lo < top {
+		p, err := probe(top)
 		if err != nil {
 			return res, err
 		}
 		if p.Pass {
-			lo = o.MaxConcurrency
+			lo = top
 		} else {
-			hi = o.MaxConcurrency
+			hi = top
 		}
 	}
-	for hi > 0 && hi-lo > 1 {
+	for hi > 0 && !done(lo, hi) && ctx.Err() == nil {
 		mid := (lo + hi) / 2
+		if !open {
+			mid = math.Floor(mid)
+		} else if lo == 0 {
+			mid = hi / 2
+		}
 		p, err := probe(mid)
 		if err != nil {
 			return res, err
@@ -115,24 +143,37 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 		} else {
 			hi = mid
 		}
+		if open && lo == 0 && hi < first/64 {
+			break // not even a trickle meets the SLOs
+		}
 	}
 	for _, p := range tried {
 		res.Probes = append(res.Probes, *p)
 	}
-	sort.Slice(res.Probes, func(i, j int) bool { return res.Probes[i].Concurrency < res.Probes[j].Concurrency })
-	res.Concurrency = lo
+	sort.Slice(res.Probes, func(i, j int) bool {
+		return res.Probes[i].Concurrency+int(res.Probes[i].Rate*1e6) < res.Probes[j].Concurrency+int(res.Probes[j].Rate*1e6)
+	})
+	if open {
+		res.Rate = lo
+	} else {
+		res.Concurrency = int(lo)
+	}
 	if p := tried[lo]; p != nil {
 		res.PerUserTs, res.OutputTps = p.Summary.PerUserTs.P50, p.Summary.OutputTps
 	}
+	at := fmt.Sprintf("%g sequences", hi)
+	if open {
+		at = fmt.Sprintf("%.3g requests/s", hi)
+	}
 	switch f := tried[hi]; {
 	case hi == 0:
-		res.BoundBy = fmt.Sprintf("not reached: every probe up to %d met the SLOs", o.MaxConcurrency)
+		res.BoundBy = fmt.Sprintf("not reached: every probe up to %g met the SLOs", top)
 	case f.Why != "" && !strings.HasPrefix(f.Why, "missed"):
-		res.BoundBy = "memory at " + fmt.Sprint(hi) + " sequences: " + f.Why
+		res.BoundBy = "memory at " + at + ": " + f.Why
 	case strings.Contains(f.Why, "itl") || strings.Contains(f.Why, "e2e"):
-		res.BoundBy = fmt.Sprintf("decode at %d sequences: %s (each step reads the weights once plus every sequence's KV cache, and computes for all of them)", hi, f.Why)
+		res.BoundBy = fmt.Sprintf("decode at %s: %s (each step reads the weights once plus every sequence's KV cache, and computes for all of them)", at, f.Why)
 	default:
-		res.BoundBy = fmt.Sprintf("prefill and queueing at %d sequences: %s", hi, f.Why)
+		res.BoundBy = fmt.Sprintf("prefill and queueing at %s: %s", at, f.Why)
 	}
 	return res, nil
 }

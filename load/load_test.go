@@ -130,7 +130,7 @@ func TestOpenLoopRate(t *testing.T) {
 
 func TestCapsReject(t *testing.T) {
 	reqs := []Request{{ID: 0, Prompt: 100, Output: 4}, {ID: 1, Prompt: 5000, Output: 4}, {ID: 2, Prompt: 10, Output: 900}}
-	outs, _, _, err := Run(context.Background(), newFake(t), reqs, Options{Slots: 2, Concurrency: 2, MaxPrompt: 4096, MaxOutput: 512})
+	outs, _, _, err := Run(context.Background(), newFake(t), reqs, Options{Slots: 2, Concurrency: 2, Guards: Guards{MaxPrompt: 4096, MaxOutput: 512}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestPercentilesAndSLOs(t *testing.T) {
 	for i := range xs {
 		xs[i] = float64(i + 1)
 	}
-	if p := percentiles(xs); p != (Percentiles{50, 90, 95, 99, 100}) {
+	if p := percentiles(xs); p != (Percentiles{100, 50, 90, 95, 99, 100}) || percentiles(nil) != (Percentiles{}) {
 		t.Errorf("%+v", p)
 	}
 	slos, err := ParseSLOs("ttft_p99=2s,itl=50ms")

@@ -19,8 +19,9 @@ func pct(xs []float64, p float64) float64 {
 	return s[min(max(i, 0), len(s)-1)]
 }
 
-// Percentiles of one metric.
+// Percentiles of one metric (all 0 when N is).
 type Percentiles struct {
+	N   int     `json:"n"`
 	P50 float64 `json:"p50"`
 	P90 float64 `json:"p90"`
 	P95 float64 `json:"p95"`
@@ -29,7 +30,10 @@ type Percentiles struct {
 }
 
 func percentiles(xs []float64) Percentiles {
-	return Percentiles{pct(xs, 50), pct(xs, 90), pct(xs, 95), pct(xs, 99), pct(xs, 100)}
+	if len(xs) == 0 {
+		return Percentiles{}
+	}
+	return Percentiles{len(xs), pct(xs, 50), pct(xs, 90), pct(xs, 95), pct(xs, 99), pct(xs, 100)}
 }
 
 // SLO is one service-level objective: metric (ttft, itl, e2e) at a
@@ -99,13 +103,19 @@ type Summary struct {
 	GoodFraction float64         `json:"good_fraction"`
 	SLOsMet      map[string]bool `json:"slos_met,omitempty"` // each SLO over the run
 	SchedulerPct float64         `json:"scheduler_overhead_pct"`
+	// Multi-turn: prompt tokens that resend the conversation, their share
+	// of all prompt tokens, and the share of them the server did not
+	// prefill again (kept KV cells).
+	PrefixTokens int     `json:"prefix_tokens,omitempty"`
+	PrefixShare  float64 `json:"prefix_share,omitempty"`
+	PrefixReused float64 `json:"prefix_reused,omitempty"`
 }
 
 // Summarize computes a run's figures against its SLOs.
 func Summarize(outs []*Outcome, seconds, schedulerPct float64, slos []SLO) Summary {
 	s := Summary{Requests: len(outs), Seconds: seconds, SchedulerPct: schedulerPct, SLOsMet: map[string]bool{}}
 	var queue, ttft, itl, e2e, user []float64
-	tokens, good := 0, 0
+	tokens, good, prompt, reused := 0, 0, 0, 0
 	for _, o := range outs {
 		switch o.Status {
 		case "rejected":
@@ -117,6 +127,7 @@ func Summarize(outs []*Outcome, seconds, schedulerPct float64, slos []SLO) Summa
 		}
 		s.Completed++
 		tokens += o.Output
+		prompt, reused, s.PrefixTokens = prompt+o.Prompt, reused+o.Reused, s.PrefixTokens+o.Prefix
 		queue, ttft, e2e = append(queue, o.QueueMs), append(ttft, o.TTFTMs), append(e2e, o.E2EMs)
 		itl = append(itl, o.ITLMs...)
 		user = append(user, o.OutputTs)
@@ -135,6 +146,10 @@ func Summarize(outs []*Outcome, seconds, schedulerPct float64, slos []SLO) Summa
 		s.RequestsPerS = float64(s.Completed) / seconds
 		s.OutputTps = float64(tokens) / seconds
 		s.Goodput = float64(good) / seconds
+	}
+	if s.PrefixTokens > 0 {
+		s.PrefixShare = float64(s.PrefixTokens) / float64(prompt)
+		s.PrefixReused = float64(reused) / float64(s.PrefixTokens)
 	}
 	if s.Completed > 0 {
 		s.GoodFraction = float64(good) / float64(s.Completed)

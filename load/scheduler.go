@@ -1,9 +1,12 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/tokbench/tokbench/gpu"
 )
 
 // Engine is what the scheduler needs of a llama.cpp context
@@ -17,10 +20,49 @@ type Engine interface {
 
 // Options say how requests are served.
 type Options struct {
-	Slots       int // sequences decoding at once (the context's n_seq_max)
-	Concurrency int // closed loop: clients, each with one request in flight; 0: open loop (Request.At)
-	MaxPrompt   int // guards: requests beyond these caps are rejected (0: no cap)
-	MaxOutput   int
+	Slots int // sequences decoding at once (the context's n_seq_max)
+	// Concurrency is the closed loop's clients, each with one request in
+	// flight; 0: an open loop (Request.At).
+	Concurrency int
+	// Clients: open loop, the legitimate clients the conversations come
+	// from, in turn (for budgets and fairness; default Slots).
+	Clients int
+	// AbusiveClients send the Abusive requests: closed loop, that many of
+	// the Concurrency clients; open loop, extra clients.
+	AbusiveClients int
+	Guards
+	Observer Observer // live figures (nil: none)
+}
+
+// Guards are what a serving stack applies against abusive clients.
+type Guards struct {
+	MaxPrompt int `json:"max_prompt,omitempty"` // reject longer prompts (0: no cap)
+	MaxOutput int `json:"max_output,omitempty"` // reject requests asking for more output
+	// ClientBudget is each client's tokens (prompt + output) per minute:
+	// a token bucket that holds a minute's worth; a request it cannot pay
+	// for is rejected, as a 429 would.
+	ClientBudget int `json:"client_budget_per_min,omitempty"`
+	// Fair admits the queued request of the least-served client first and
+	// splits each step's prefill tokens evenly among the sequences, so one
+	// long prompt cannot fill every step.
+	Fair bool `json:"fair,omitempty"`
+}
+
+// Any says whether a guard is on.
+func (g Guards) Any() bool { return g != Guards{} }
+
+// Observer sees the run as it goes.
+type Observer interface {
+	Step(StepStats)    // after each decode step
+	Done(*Outcome)     // a request finished or was rejected
+	Second(sec Second) // a second of the timeline is complete
+}
+
+// StepStats is one decode step.
+type StepStats struct {
+	Queue, Active, KVUsed int
+	Tokens, Produced      int // in the batch; output tokens it gave
+	Step, Decode          time.Duration
 }
 
 // Outcome is what happened to one request.
@@ -28,6 +70,7 @@ type Outcome struct {
 	Request
 	Status   string    `json:"status"` // ok, rejected, unfinished
 	Reason   string    `json:"reason,omitempty"`
+	Reused   int       `json:"reused_tokens,omitempty"` // prompt tokens whose KV cells the slot kept
 	QueueMs  float64   `json:"queue_ms"`
 	TTFTMs   float64   `json:"ttft_ms"`
 	E2EMs    float64   `json:"e2e_ms"`
@@ -35,6 +78,7 @@ type Outcome struct {
 	ITLMs    []float64 `json:"-"`
 	ITLP50Ms float64   `json:"itl_p50_ms"`
 	ITLP99Ms float64   `json:"itl_p99_ms"`
+	next     *Outcome  // the conversation's next turn
 	arrived  time.Time
 	admitted time.Time
 	firstTok time.Time
@@ -47,156 +91,408 @@ type Outcome struct {
 type Second struct {
 	T         int     `json:"t"`
 	Queue     int     `json:"queue"`     // waiting requests (at the second's end)
-	Active    int     `json:"active"`    // sequences in the context
-	KVUsed    int     `json:"kv_used"`   // cells held by active sequences
+	Active    int     `json:"active"`    // sequences being served
+	KVUsed    int     `json:"kv_used"`   // cells held, by active sequences and kept conversations
 	OutputTps float64 `json:"output_ts"` // tokens generated in the second
+	Steps     int     `json:"steps"`
+	// Telemetry is what the GPUs and the host did in the second.
+	Telemetry *gpu.Window `json:"telemetry,omitempty"`
 }
 
-// Run serves requests through eng until all are done (or ctx ends) and
-// returns each request's outcome, the per-second timeline and the
-// scheduler's own share of the wall time (everything outside Decode).
+// slot is one sequence of the context.
+type slot struct {
+	cur  *Outcome
+	conv int // the conversation whose cells it kept (-1: none)
+	kept int
+	used time.Time
+}
+
+type bucket struct {
+	level float64
+	at    time.Time
+}
+
+// sched is one run's state.
+type sched struct {
+	o       Options
+	eng     Engine
+	start   time.Time
+	outs    []*Outcome
+	streams [2][]*Outcome // legitimate, abusive: conversation starts in order
+	nexts   [2]int
+	idle    []int // closed loop: clients with nothing in flight
+	queue   []*Outcome
+	slots   []slot
+	served  map[int]int // tokens processed per client (fairness)
+	budgets map[int]*bucket
+	legit   int // legitimate requests not yet done
+	second  Second
+}
+
+// Run serves requests through eng until every legitimate request is done
+// (abusive clients send until then) or ctx ends, and returns each
+// request's outcome, the per-second timeline and the scheduler's own
+// share of the wall time (everything outside Decode).
 func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Outcome, []Second, float64, error) {
 	if o.Slots < 1 {
 		return nil, nil, 0, fmt.Errorf("slots %d: need at least 1", o.Slots)
 	}
-	outs := make([]*Outcome, len(reqs))
-	for i := range reqs {
-		outs[i] = &Outcome{Request: reqs[i], seq: -1}
+	if o.Concurrency > 0 && o.AbusiveClients >= o.Concurrency {
+		return nil, nil, 0, fmt.Errorf("%d abusive clients of %d: leave at least one legitimate client", o.AbusiveClients, o.Concurrency)
 	}
-	start := time.Now()
-	var queue []*Outcome
-	slots := make([]*Outcome, o.Slots)
-	next := 0 // next request not yet arrived
-	inFlight := 0
-	done := 0
+	s := &sched{o: o, eng: eng, slots: make([]slot, o.Slots), served: map[int]int{}, budgets: map[int]*bucket{}}
+	s.setup(reqs)
 	var timeline []Second
 	var decodeTime time.Duration
-	arrive := func(out *Outcome, now time.Time) {
-		out.arrived = now
-		if (o.MaxPrompt > 0 && out.Prompt > o.MaxPrompt) || (o.MaxOutput > 0 && out.Output > o.MaxOutput) {
-			out.Status = "rejected"
-			out.Reason = fmt.Sprintf("prompt %d / output %d tokens exceed the caps of %d / %d", out.Prompt, out.Output, o.MaxPrompt, o.MaxOutput)
-			done++
-			return
-		}
-		queue = append(queue, out)
-		inFlight++
-	}
-	for done < len(outs) {
-		if ctx.Err() != nil {
-			break
-		}
-		now := time.Now()
-		el := now.Sub(start).Seconds()
-		// Arrivals: a closed loop keeps Concurrency requests in flight; an
-		// open loop lets requests in at their times.
-		for next < len(outs) {
-			if o.Concurrency > 0 {
-				if inFlight >= o.Concurrency {
-					break
-				}
-			} else if outs[next].At > el {
-				break
-			}
-			outs[next].Client = next % max(o.Concurrency, 1)
-			arrive(outs[next], now)
-			next++
-		}
-		for i := range slots {
-			if slots[i] == nil && len(queue) > 0 {
-				slots[i], queue = queue[0], queue[1:]
-				slots[i].seq, slots[i].admitted = i, now
-			}
-		}
-		// Decode tokens first (one per generating request), then prefill
-		// chunks with what is left of the batch.
-		budget := eng.BatchCapacity()
-		type part struct {
-			out *Outcome
-			n   int
-		}
-		var parts []part
-		for _, s := range slots {
-			if s != nil && s.pos >= s.Prompt && budget > 0 {
-				parts = append(parts, part{s, 1})
-				budget--
-			}
-		}
-		for _, s := range slots {
-			if s != nil && s.pos < s.Prompt && budget > 0 {
-				n := min(s.Prompt-s.pos, budget)
-				parts = append(parts, part{s, n})
-				budget -= n
-			}
-		}
+	var err error
+	for s.legit > 0 && ctx.Err() == nil {
+		t0 := time.Now()
+		s.arrivals(t0)
+		s.admit(t0)
+		tokens, parts := s.batch()
 		if len(parts) == 0 {
-			if next < len(outs) && o.Concurrency == 0 {
-				time.Sleep(min(time.Until(start.Add(time.Duration(outs[next].At*float64(time.Second)))), 50*time.Millisecond))
+			if s.o.Concurrency == 0 && s.waitArrival() {
 				continue
 			}
-			if inFlight == 0 {
+			break // nothing can run: only abusive clients, out of requests
+		}
+		for _, p := range parts {
+			if err = eng.Add(p.out.seq, p.out.pos, p.n); err != nil {
 				break
 			}
 		}
-		for _, p := range parts {
-			if err := eng.Add(p.out.seq, p.out.pos, p.n); err != nil {
-				return outs, timeline, 0, err
-			}
-		}
-		t0 := time.Now()
-		if err := eng.Decode(); err != nil {
-			return outs, timeline, 0, err
+		d0 := time.Now()
+		if err == nil {
+			err = eng.Decode()
 		}
 		end := time.Now()
-		decodeTime += end.Sub(t0)
-		produced := 0
-		for _, p := range parts {
-			s := p.out
-			s.pos += p.n
-			switch {
-			case s.pos == s.Prompt && s.gen == 0:
-				// The prefill's last chunk gave the first token's logits.
-				s.firstTok, s.lastTok, s.gen = end, end, 1
-				produced++
-			case s.gen > 0:
-				s.ITLMs = append(s.ITLMs, float64(end.Sub(s.lastTok).Microseconds())/1000)
-				s.lastTok = end
-				s.gen++
-				produced++
-			}
-			if s.gen >= s.Output {
-				finish(s, end)
-				eng.Remove(s.seq)
-				slots[s.seq] = nil
-				inFlight--
-				done++
-			}
+		if err != nil {
+			break
 		}
-		sec := int(end.Sub(start).Seconds())
-		for len(timeline) <= sec {
-			timeline = append(timeline, Second{T: len(timeline)})
-		}
-		cur := &timeline[sec]
-		cur.OutputTps += float64(produced)
-		cur.Queue, cur.Active, cur.KVUsed = len(queue), 0, 0
-		for _, s := range slots {
-			if s != nil {
-				cur.Active++
-				cur.KVUsed += s.pos
-			}
+		decodeTime += end.Sub(d0)
+		produced := s.advance(parts, end)
+		timeline = s.tick(timeline, end, produced)
+		if s.o.Observer != nil {
+			st := s.state()
+			st.Tokens, st.Produced, st.Step, st.Decode = tokens, produced, end.Sub(t0), end.Sub(d0)
+			s.o.Observer.Step(st)
 		}
 	}
-	for _, out := range outs {
-		if out.Status == "" {
-			out.Status, out.Reason = "unfinished", "the run ended first"
+	reason := "the run ended first"
+	if s.legit == 0 {
+		reason = "the legitimate traffic ended first"
+	}
+	for _, out := range s.outs {
+		if out.Status == "" && !out.arrived.IsZero() {
+			out.Status, out.Reason = "unfinished", reason
+		} else if out.Status == "" {
+			out.Status, out.Reason = "unsent", reason
 		}
 	}
-	wall := time.Since(start)
+	wall := time.Since(s.start)
 	overhead := 0.0
 	if wall > 0 {
 		overhead = 100 * (1 - decodeTime.Seconds()/wall.Seconds())
 	}
-	return outs, timeline, overhead, nil
+	return s.outs, timeline, overhead, err
+}
+
+func (s *sched) setup(reqs []Request) {
+	s.start = time.Now()
+	s.outs = make([]*Outcome, len(reqs))
+	var prev [2]*Outcome
+	for i := range reqs {
+		out := &Outcome{Request: reqs[i], seq: -1}
+		s.outs[i] = out
+		k := stream(out)
+		if p := prev[k]; p != nil && p.Conv == out.Conv && out.Turn == p.Turn+1 {
+			p.next = out
+		} else {
+			s.streams[k] = append(s.streams[k], out)
+		}
+		prev[k] = out
+		if !out.Abusive {
+			s.legit++
+		}
+	}
+	for c := s.o.Concurrency - 1; c >= 0; c-- {
+		s.idle = append(s.idle, c)
+	}
+	for i := range s.slots {
+		s.slots[i].conv = -1
+	}
+}
+
+func stream(o *Outcome) int {
+	if o.Abusive {
+		return 1
+	}
+	return 0
+}
+
+// convKey names a conversation across both streams.
+func convKey(o *Outcome) int { return o.Conv<<1 | stream(o) }
+
+// arrivals lets requests in: a closed loop gives each idle client its
+// next conversation; an open loop lets conversations in at their times.
+func (s *sched) arrivals(now time.Time) {
+	if s.o.Concurrency > 0 {
+		for len(s.idle) > 0 {
+			c := s.idle[len(s.idle)-1]
+			s.idle = s.idle[:len(s.idle)-1]
+			k := 0
+			if c < s.o.AbusiveClients {
+				k = 1
+			}
+			if s.nexts[k] == len(s.streams[k]) {
+				continue // this client has nothing more to send
+			}
+			out := s.streams[k][s.nexts[k]]
+			s.nexts[k]++
+			s.arrive(out, c, now)
+		}
+		return
+	}
+	el := now.Sub(s.start).Seconds()
+	for k := range s.streams {
+		for s.nexts[k] < len(s.streams[k]) && s.streams[k][s.nexts[k]].At <= el {
+			out := s.streams[k][s.nexts[k]]
+			s.nexts[k]++
+			clients := cmp.Or(s.o.Clients, s.o.Slots)
+			c := out.Conv % clients
+			if out.Abusive {
+				c = clients + out.Conv%max(s.o.AbusiveClients, 1)
+			}
+			s.arrive(out, c, now)
+		}
+	}
+}
+
+// waitArrival sleeps until the next open-loop arrival (at most 50 ms);
+// false when none is coming.
+func (s *sched) waitArrival() bool {
+	next := -1.0
+	for k := range s.streams {
+		if s.nexts[k] < len(s.streams[k]) {
+			if at := s.streams[k][s.nexts[k]].At; next < 0 || at < next {
+				next = at
+			}
+		}
+	}
+	if next < 0 {
+		return false
+	}
+	time.Sleep(min(time.Until(s.start.Add(time.Duration(next*float64(time.Second)))), 50*time.Millisecond))
+	return true
+}
+
+func (s *sched) arrive(out *Outcome, client int, now time.Time) {
+	out.Client, out.arrived = client, now
+	g := s.o.Guards
+	switch {
+	case (g.MaxPrompt > 0 && out.Prompt > g.MaxPrompt) || (g.MaxOutput > 0 && out.Output > g.MaxOutput):
+		s.reject(out, fmt.Sprintf("prompt %d / output %d tokens exceed the caps of %d / %d", out.Prompt, out.Output, g.MaxPrompt, g.MaxOutput), now)
+	case g.ClientBudget > 0 && !s.pay(out, now):
+		s.reject(out, fmt.Sprintf("client %d is over its budget of %d tokens per minute", client, g.ClientBudget), now)
+	default:
+		s.queue = append(s.queue, out)
+	}
+}
+
+// pay takes a request's tokens from its client's bucket, if it holds them.
+func (s *sched) pay(out *Outcome, now time.Time) bool {
+	b := s.budgets[out.Client]
+	capacity := float64(s.o.ClientBudget)
+	if b == nil {
+		b = &bucket{level: capacity, at: now}
+		s.budgets[out.Client] = b
+	}
+	b.level = min(capacity, b.level+now.Sub(b.at).Seconds()*capacity/60)
+	b.at = now
+	cost := float64(out.Prompt + out.Output)
+	if cost > b.level {
+		return false
+	}
+	b.level -= cost
+	return true
+}
+
+func (s *sched) reject(out *Outcome, reason string, now time.Time) {
+	out.Status, out.Reason = "rejected", reason
+	s.release(out, now)
+}
+
+// release ends a request: its conversation's next turn arrives now from
+// the same client; otherwise a closed-loop client is free again.
+func (s *sched) release(out *Outcome, now time.Time) {
+	if !out.Abusive {
+		s.legit--
+	}
+	if s.o.Observer != nil {
+		s.o.Observer.Done(out)
+	}
+	switch {
+	case out.next != nil:
+		s.arrive(out.next, out.Client, now)
+	case s.o.Concurrency > 0:
+		s.idle = append(s.idle, out.Client)
+	}
+}
+
+// admit gives free slots to queued requests: the slot that kept the
+// request's conversation if it is free, else an empty one, else the one
+// unused longest (its kept cells are dropped).
+func (s *sched) admit(now time.Time) {
+	for len(s.queue) > 0 {
+		free := -1
+		for i := range s.slots {
+			if s.slots[i].cur == nil && (free < 0 || s.slots[i].kept < s.slots[free].kept ||
+				(s.slots[i].kept == s.slots[free].kept && s.slots[i].used.Before(s.slots[free].used))) {
+				free = i
+			}
+		}
+		if free < 0 {
+			return
+		}
+		qi := s.pick()
+		out := s.queue[qi]
+		s.queue = append(s.queue[:qi], s.queue[qi+1:]...)
+		for i := range s.slots {
+			if s.slots[i].cur == nil && s.slots[i].kept > 0 && s.slots[i].conv == convKey(out) {
+				free = i
+			}
+		}
+		sl := &s.slots[free]
+		if sl.conv == convKey(out) && sl.kept <= out.Prefix {
+			out.pos, out.Reused = sl.kept, sl.kept
+		} else if sl.kept > 0 {
+			s.eng.Remove(free)
+		}
+		sl.cur, sl.conv, sl.kept = out, convKey(out), 0
+		out.seq, out.admitted = free, now
+	}
+}
+
+// pick is the queued request to admit next: the first, or with fair
+// scheduling the first of the client served least.
+func (s *sched) pick() int {
+	if !s.o.Fair {
+		return 0
+	}
+	best := 0
+	for i, q := range s.queue {
+		if s.served[q.Client] < s.served[s.queue[best].Client] {
+			best = i
+		}
+	}
+	return best
+}
+
+type part struct {
+	out *Outcome
+	n   int
+}
+
+// batch is the next step: one token for each generating request, then
+// prefill chunks of the others with what is left of the batch.
+func (s *sched) batch() (int, []part) {
+	budget := s.eng.BatchCapacity()
+	var parts []part
+	active, prefilling := 0, 0
+	for i := range s.slots {
+		o := s.slots[i].cur
+		if o == nil {
+			continue
+		}
+		active++
+		if o.pos >= o.Prompt && budget > 0 {
+			parts = append(parts, part{o, 1})
+			budget--
+		} else if o.pos < o.Prompt {
+			prefilling++
+		}
+	}
+	chunk := budget
+	if s.o.Fair && prefilling > 0 {
+		// An even share of the step per active sequence: decode tokens
+		// took one each, prefill takes at most as many as that share.
+		chunk = max(1, (budget+active-prefilling)/active)
+	}
+	tokens := len(parts)
+	for i := range s.slots {
+		o := s.slots[i].cur
+		if o != nil && o.pos < o.Prompt && budget > 0 {
+			n := min(o.Prompt-o.pos, budget, chunk)
+			parts = append(parts, part{o, n})
+			budget -= n
+			tokens += n
+		}
+	}
+	return tokens, parts
+}
+
+// advance books what a step did: positions, first tokens, inter-token
+// latencies, finished requests.
+func (s *sched) advance(parts []part, end time.Time) int {
+	produced := 0
+	for _, p := range parts {
+		o := p.out
+		o.pos += p.n
+		s.served[o.Client] += p.n
+		switch {
+		case o.pos == o.Prompt && o.gen == 0:
+			// The prefill's last chunk gave the first token's logits.
+			o.firstTok, o.lastTok, o.gen = end, end, 1
+			produced++
+		case o.gen > 0:
+			o.ITLMs = append(o.ITLMs, float64(end.Sub(o.lastTok).Microseconds())/1000)
+			o.lastTok = end
+			o.gen++
+			produced++
+		}
+		if o.gen >= o.Output {
+			finish(o, end)
+			sl := &s.slots[o.seq]
+			sl.cur, sl.used = nil, end
+			if o.next != nil {
+				sl.kept = o.pos // the next turn resends all of it
+			} else {
+				s.eng.Remove(o.seq)
+			}
+			s.release(o, end)
+		}
+	}
+	return produced
+}
+
+// state is the server now.
+func (s *sched) state() StepStats {
+	st := StepStats{Queue: len(s.queue)}
+	for i := range s.slots {
+		if o := s.slots[i].cur; o != nil {
+			st.Active++
+			st.KVUsed += o.pos
+		}
+		st.KVUsed += s.slots[i].kept
+	}
+	return st
+}
+
+// tick adds a step to the per-second timeline.
+func (s *sched) tick(timeline []Second, end time.Time, produced int) []Second {
+	sec := int(end.Sub(s.start).Seconds())
+	for len(timeline) <= sec {
+		if n := len(timeline); n > 0 && s.o.Observer != nil {
+			s.o.Observer.Second(timeline[n-1])
+		}
+		timeline = append(timeline, Second{T: len(timeline)})
+	}
+	cur := &timeline[sec]
+	st := s.state()
+	cur.OutputTps += float64(produced)
+	cur.Queue, cur.Active, cur.KVUsed = st.Queue, st.Active, st.KVUsed
+	cur.Steps++
+	return timeline
 }
 
 func finish(s *Outcome, end time.Time) {
@@ -207,7 +503,9 @@ func finish(s *Outcome, end time.Time) {
 	if d := end.Sub(s.firstTok).Seconds(); d > 0 {
 		s.OutputTs = float64(s.gen-1) / d
 	}
-	s.ITLP50Ms, s.ITLP99Ms = pct(s.ITLMs, 50), pct(s.ITLMs, 99)
+	if len(s.ITLMs) > 0 {
+		s.ITLP50Ms, s.ITLP99Ms = pct(s.ITLMs, 50), pct(s.ITLMs, 99)
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

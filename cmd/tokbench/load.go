@@ -4,16 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
-	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/exporter"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/load"
 	"github.com/tokbench/tokbench/sweep"
@@ -23,16 +22,27 @@ func loadCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "load",
 		Usage: "serve a stream of requests with continuous batching and measure what users see",
-		UsageText: "tokbench load -m M --workload short --concurrency 8 --requests 64 [--slo ttft_p99=2s,itl_p99=60ms] [--out load.jsonl] [-o table|json]\n" +
-			"   tokbench load -m M --prompt uniform:512-2048 --output normal:128,32 --rate 2 --burstiness 4 --requests 100",
-		Flags: append(serveFlags(),
+		UsageText: "tokbench load -m M --workload short --concurrency 8 --requests 64 [--rate 2] [--seed N] [--slo ttft_p99=2s,itl_p99=60ms] [--out load.jsonl] [-o table|json]\n" +
+			"   tokbench load -m M --prompt uniform:512-2048 --output normal:128,32 --rate 2 --burstiness 4 --requests 100\n" +
+			"   tokbench load -m M --workload short --concurrency 8 --abusive-fraction 0.25 --abusive-shape long-prompt [--max-prompt 512 --fair]\n" +
+			"   tokbench load -m M --workload my-workload.yaml --metrics-addr :9464",
+		Flags: append(append(serveFlags(),
 			&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "closed loop: clients, each keeping one request in flight"},
-			&cli.Float64Flag{Name: "rate", Usage: "open loop instead: requests per second"},
+			&cli.Float64Flag{Name: "rate", Usage: "open loop instead: conversations (requests) per second"},
 			&cli.Float64Flag{Name: "burstiness", Value: 1, Usage: "open loop: squared CV of the gaps (1: Poisson, more: burstier)"},
-			&cli.IntFlag{Name: "requests", Value: 64, Usage: "requests in the run"},
+			&cli.IntFlag{Name: "clients", Usage: "open loop: clients the requests come from (default: the slots)"},
+			&cli.IntFlag{Name: "requests", Value: 64, Usage: "legitimate requests in the run"},
 			&cli.IntFlag{Name: "slots", Usage: "sequences served at once (default: the concurrency, 16 for an open loop)"},
-			&cli.StringFlag{Name: "out", Usage: "append one JSON line per request and one summary line to this file"},
-		),
+			&cli.Float64Flag{Name: "abusive-fraction", Usage: "share of abusive clients (closed loop) or requests (open loop); runs without abuse, with it, and with guards"},
+			&cli.StringFlag{Name: "abusive-shape", Value: "long-output", Usage: "what abusive clients send: long-prompt or long-output"},
+			&cli.IntFlag{Name: "abusive-tokens", Value: 2048, Usage: "the abusive requests' prompt or output length"},
+			&cli.StringFlag{Name: "metrics-addr", Usage: "serve live figures in Prometheus format at this address (e.g. :9464), path /metrics"},
+			&cli.StringFlag{Name: "events", Usage: "write anomaly events (slog JSON lines) to this file instead of stderr"},
+			&cli.Float64Flag{Name: "expect-ts", Usage: "anomaly: a busy second below this many output t/s"},
+			&cli.Float64Flag{Name: "drop-threshold", Value: 50, Usage: "anomaly: a busy second this many % below the run's steady output t/s (0: off)"},
+			&cli.Float64Flag{Name: "drift-threshold", Value: 20, Usage: "anomaly: steady output t/s drifting down this many % over the run (0: off)"},
+			&cli.StringFlag{Name: "out", Usage: "append one JSON line per request and one per run to this file (tokbench report reads it)"},
+		), telemetryFlags()...),
 		Action: doLoad,
 	}
 }
@@ -43,11 +53,14 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "GGUF model file"},
 		&cli.StringFlag{Name: "synth", Usage: "a synthetic preset instead of -m (made once in the cache)"},
 		&cli.StringFlag{Name: "synth-type", Value: "q8_0", Usage: "quantization of the --synth model"},
-		&cli.StringFlag{Name: "workload", Value: "short", Usage: "preset: " + strings.Join(load.PresetNames(), ", ")},
-		&cli.StringFlag{Name: "prompt", Usage: "prompt lengths instead of the preset's: N, uniform:A-B, normal:MEAN,SD, list:N,N,..."},
-		&cli.StringFlag{Name: "output", Usage: "output lengths instead of the preset's (same forms)"},
+		&cli.StringFlag{Name: "workload", Value: "short", Usage: "preset (" + strings.Join(load.PresetNames(), ", ") + ") or a YAML file"},
+		&cli.StringFlag{Name: "prompt", Usage: "prompt lengths instead of the workload's: N, uniform:A-B, normal:MEAN,SD, list:N,N,..."},
+		&cli.StringFlag{Name: "output", Usage: "output lengths instead of the workload's (same forms)"},
+		&cli.StringFlag{Name: "turns", Usage: "turns per conversation (same forms): later turns resend the history"},
 		&cli.IntFlag{Name: "max-prompt", Usage: "guard: reject requests with longer prompts (0: none)"},
 		&cli.IntFlag{Name: "max-output", Usage: "guard: reject requests asking for more output (0: none)"},
+		&cli.IntFlag{Name: "client-budget", Usage: "guard: tokens (prompt + output) per client per minute; beyond it requests are rejected"},
+		&cli.BoolFlag{Name: "fair", Usage: "guard: admit the least-served client first and share each step's prefill among sequences"},
 		&cli.StringFlag{Name: "slo", Usage: "objectives, e.g. ttft_p99=2s,itl_p99=60ms: goodput counts requests meeting all"},
 		&cli.Uint64Flag{Name: "seed", Value: 42, Usage: "seed of the request sequence, arrivals and tokens"},
 		&cli.IntFlag{Name: "batch-size", Aliases: []string{"b"}, Value: 512, Usage: "tokens per decode step (prefill chunks fill what decode leaves)"},
@@ -59,43 +72,63 @@ func serveFlags() []cli.Flag {
 	}
 }
 
-// serveSetup reads what load and capacity share: the workload, the SLOs
-// and the model.
-func serveSetup(c *cli.Context) (load.Workload, []load.SLO, string, error) {
-	w, ok := load.Presets[c.String("workload")]
+// serveSetup reads what load and capacity share: the workload, the SLOs,
+// the guards and the model.
+func serveSetup(c *cli.Context) (load.Workload, []load.SLO, load.Guards, string, error) {
+	g := load.Guards{MaxPrompt: c.Int("max-prompt"), MaxOutput: c.Int("max-output"), ClientBudget: c.Int("client-budget"), Fair: c.Bool("fair")}
+	name := c.String("workload")
+	w, ok := load.Presets[name]
 	if !ok {
-		return w, nil, "", usagef("--workload %q: use one of %s, or give --prompt and --output", c.String("workload"), strings.Join(load.PresetNames(), ", "))
-	}
-	for name, dst := range map[string]*load.Dist{"prompt": &w.Prompt, "output": &w.Output} {
-		if s := c.String(name); s != "" {
-			d, err := load.ParseDist(s)
-			if err != nil {
-				return w, nil, "", usagef("--%s %v", name, err)
-			}
-			*dst, w.Name = d, "custom"
+		if _, err := os.Stat(name); err != nil {
+			return w, nil, g, "", usagef("--workload %q: use one of %s, or a YAML file (name, prompt, output, turns, tests)", name, strings.Join(load.PresetNames(), ", "))
+		}
+		var err error
+		if w, err = load.ReadWorkload(name); err != nil {
+			return w, nil, g, "", usageErr(err)
 		}
 	}
+	for flag, dst := range map[string]*load.Dist{"prompt": &w.Prompt, "output": &w.Output, "turns": &w.Turns} {
+		if s := c.String(flag); s != "" {
+			d, err := load.ParseDist(s)
+			if err != nil {
+				return w, nil, g, "", usagef("--%s %v", flag, err)
+			}
+			*dst, w.Name = d, w.Name+"+"+flag
+			if flag != "turns" {
+				w.Tests = nil
+			}
+		}
+	}
+	if err := w.Check(); err != nil {
+		return w, nil, g, "", usageErr(err)
+	}
+	if g.MaxPrompt < 0 || g.MaxOutput < 0 || g.ClientBudget < 0 {
+		return w, nil, g, "", usagef("--max-prompt, --max-output and --client-budget must be 0 (off) or positive")
+	}
 	if format := c.String("output-format"); format != "table" && format != "json" {
-		return w, nil, "", usagef("-o %q: use table or json", format)
+		return w, nil, g, "", usagef("-o %q: use table or json", format)
 	}
 	var slos []load.SLO
 	if s := c.String("slo"); s != "" {
 		var err error
 		if slos, err = load.ParseSLOs(s); err != nil {
-			return w, nil, "", usageErr(err)
+			return w, nil, g, "", usageErr(err)
 		}
 	}
 	model := c.String("model")
 	if c.String("synth") != "" {
 		dir, err := sweep.CacheDir()
 		if err != nil {
-			return w, nil, "", err
+			return w, nil, g, "", err
 		}
 		if model, err = sweep.SynthModel(dir, c.String("synth"), c.String("synth-type"), c.Uint64("seed"), os.Stderr); err != nil {
-			return w, nil, "", err
+			return w, nil, g, "", err
 		}
 	}
-	return w, slos, model, nil
+	if model == "" {
+		return w, nil, g, "", usagef("give a model: -m FILE.gguf or --synth PRESET")
+	}
+	return w, slos, g, model, nil
 }
 
 // server loads the model once and makes contexts of any number of slots,
@@ -104,6 +137,13 @@ func server(c *cli.Context, model string, longest int) (load.Server, func(), err
 	fa, err := engine.ParseFlashAttn(c.String("flash-attn"))
 	if err != nil {
 		return nil, nil, usageErr(err)
+	}
+	_, h, err := engine.Inspect(model)
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(longest) > h.NCtxTrain {
+		return nil, nil, usagef("the longest request holds %d tokens (prompt + output) but the model was trained for %d: shorten the workload or --abusive-tokens, or cap it with --max-prompt/--max-output", longest, h.NCtxTrain)
 	}
 	base := sweep.Defaults(c.Int("threads"))
 	base.Model, base.NPrompt, base.NGen, base.NBatch, base.NUBatch, base.NGPULayers, base.FlashAttn = model, max(longest, 1), 0, c.Int("batch-size"), c.Int("batch-size"), c.Int("n-gpu-layers"), fa
@@ -139,22 +179,37 @@ func server(c *cli.Context, model string, longest int) (load.Server, func(), err
 }
 
 // longestAdmitted is the longest request (prompt + output) the guards let in.
-func longestAdmitted(reqs []load.Request, maxPrompt, maxOutput int) int {
+func longestAdmitted(reqs []load.Request, g load.Guards) int {
 	longest := 0
 	for _, r := range reqs {
-		if (maxPrompt == 0 || r.Prompt <= maxPrompt) && (maxOutput == 0 || r.Output <= maxOutput) {
+		if (g.MaxPrompt == 0 || r.Prompt <= g.MaxPrompt) && (g.MaxOutput == 0 || r.Output <= g.MaxOutput) {
 			longest = max(longest, r.Prompt+r.Output)
 		}
 	}
 	return longest
 }
 
+// loadRun is one scenario's results.
+type loadRun struct {
+	Scenario string          `json:"scenario"`
+	Loop     string          `json:"loop"`
+	Slots    int             `json:"slots"`
+	Clients  int             `json:"concurrency,omitempty"`
+	Rate     float64         `json:"rate,omitempty"`
+	Guards   load.Guards     `json:"guards"`
+	Summary  load.Summary    `json:"summary"`           // the legitimate requests
+	Abusive  *load.Summary   `json:"abusive,omitempty"` // the abusive ones
+	Timeline []load.Second   `json:"timeline"`
+	Requests []*load.Outcome `json:"requests,omitempty"`
+}
+
 func doLoad(c *cli.Context) error {
-	w, slos, model, err := serveSetup(c)
+	w, slos, g, model, err := serveSetup(c)
 	if err != nil {
 		return err
 	}
 	n, conc, rate := c.Int("requests"), c.Int("concurrency"), c.Float64("rate")
+	abuse := load.Abuse{Fraction: c.Float64("abusive-fraction"), Shape: c.String("abusive-shape"), Tokens: c.Int("abusive-tokens")}
 	switch {
 	case n < 1 || n > 1_000_000:
 		return usagef("--requests %d: use 1 to 1000000", n)
@@ -162,11 +217,18 @@ func doLoad(c *cli.Context) error {
 		return usagef("--rate must be positive and --burstiness above 0")
 	case rate == 0 && conc < 1:
 		return usagef("--concurrency %d: need at least 1 client (or an open loop with --rate)", conc)
+	case rate == 0 && abuse.Fraction > 0 && conc < 2:
+		return usagef("--abusive-fraction needs --concurrency of at least 2: one legitimate client and one abusive")
+	case c.Int("clients") < 0:
+		return usagef("--clients %d: must be positive", c.Int("clients"))
 	}
-	reqs := w.Generate(n, c.Uint64("seed"))
-	opts := load.Options{Slots: c.Int("slots"), Concurrency: conc, MaxPrompt: c.Int("max-prompt"), MaxOutput: c.Int("max-output")}
+	if abuse.Fraction != 0 {
+		if err := abuse.Check(); err != nil {
+			return usageErr(err)
+		}
+	}
+	opts := load.Options{Slots: c.Int("slots"), Concurrency: conc, Clients: c.Int("clients")}
 	if rate > 0 {
-		load.Arrivals(reqs, rate, c.Float64("burstiness"), c.Uint64("seed"))
 		opts.Concurrency = 0
 		if opts.Slots == 0 {
 			opts.Slots = 16
@@ -177,140 +239,161 @@ func doLoad(c *cli.Context) error {
 	if opts.Slots < 1 || opts.Slots > engine.MaxParallelSequences() {
 		return usagef("--slots %d: use 1 to %d", opts.Slots, engine.MaxParallelSequences())
 	}
-	srv, closeModel, err := server(c, model, longestAdmitted(reqs, opts.MaxPrompt, opts.MaxOutput))
+	scenarios := load.Plan(w, n, c.Uint64("seed"), opts, load.Arrival{Rate: rate, Burstiness: c.Float64("burstiness")}, abuse, g)
+	longest := 0
+	for _, s := range scenarios {
+		longest = max(longest, longestAdmitted(s.Requests, s.Options.Guards))
+	}
+	events, closeEvents, err := eventLog(c.String("events"))
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
+	var exp *exporter.Exporter
+	if addr := c.String("metrics-addr"); addr != "" {
+		exp = exporter.New()
+		if err := exp.Serve(addr); err != nil {
+			return usageErr(err)
+		}
+		defer exp.Close()
+		fmt.Fprintf(os.Stderr, "metrics at http://%s/metrics\n", exp.Addr())
+	}
+	sampler, err := startTelemetry(c)
+	if err != nil {
+		return err
+	}
+	if sampler != nil {
+		defer sampler.Stop()
+	}
+	srv, closeModel, err := server(c, model, longest)
 	if err != nil {
 		return err
 	}
 	defer closeModel()
-	eng, closeCtx, err := srv(opts.Slots)
-	if err != nil {
-		return err
-	}
-	defer closeCtx()
-	start := time.Now()
-	outs, timeline, overhead, runErr := load.Run(c.Context, eng, reqs, opts)
-	sum := load.Summarize(outs, time.Since(start).Seconds(), overhead, slos)
-	if out := c.String("out"); out != "" {
-		if err := writeLoad(out, w, outs, timeline, sum); err != nil {
-			return err
+	var runs []loadRun
+	anomalies := 0
+	for _, sc := range scenarios {
+		mon := &load.Monitor{Log: events, Scenario: sc.Name, Floor: c.Float64("expect-ts"), DropPct: c.Float64("drop-threshold"),
+			DriftPct: c.Float64("drift-threshold"), Warmup: 3}
+		obs := load.Observers{mon}
+		if exp != nil {
+			exp.Scenario(w.Name, sc.Name)
+			obs = append(obs, exp)
+		}
+		sc.Options.Observer = obs
+		run, runErr := serveScenario(c, srv, sc, slos, sampler)
+		mon.Finish()
+		anomalies += mon.Events
+		if run != nil {
+			run.Rate = rate
+			if out := c.String("out"); out != "" {
+				if err := writeLoad(out, w, run); err != nil {
+					return err
+				}
+			}
+			runs = append(runs, *run)
+		}
+		if runErr != nil {
+			_ = printRuns(c, w, runs) // the run's error says more
+			return fmt.Errorf("load %s: %w (the requests served so far are above)", sc.Name, runErr)
+		}
+		if c.Context.Err() != nil {
+			break
 		}
 	}
-	if c.String("output-format") == "json" {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(map[string]any{"workload": w, "summary": sum, "timeline": timeline, "requests": outs})
-	} else {
-		printLoad(os.Stdout, w, opts, sum)
+	if err := printRuns(c, w, runs); err != nil {
+		return err
 	}
-	if runErr != nil {
-		return fmt.Errorf("load: %w (the requests served so far are above)", runErr)
+	if anomalies > 0 {
+		fmt.Fprintf(os.Stderr, "%d anomaly event(s): see %s\n", anomalies, cmpOr(c.String("events"), "the JSON lines above"))
+	}
+	if c.Context.Err() != nil {
+		return fmt.Errorf("interrupted: the requests served so far are above")
 	}
 	return nil
 }
 
-func capacityCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "capacity",
-		Usage:     "find the largest concurrency that meets the SLOs",
-		UsageText: "tokbench capacity -m M --workload short --slo ttft_p99=2s,itl_p99=60ms [--max-concurrency 256] [--requests-per-client 8]",
-		Flags: append(serveFlags(),
-			&cli.IntFlag{Name: "max-concurrency", Value: 256, Usage: "largest concurrency tried"},
-			&cli.IntFlag{Name: "requests-per-client", Value: 8, Usage: "requests per client in each probe (the first wave is left out as warm-up)"},
-		),
-		Action: func(c *cli.Context) error {
-			w, slos, model, err := serveSetup(c)
-			if err != nil {
-				return err
-			}
-			if len(slos) == 0 {
-				return usagef("capacity needs --slo, e.g. --slo ttft_p99=2s,itl_p99=60ms")
-			}
-			mc := c.Int("max-concurrency")
-			if mc < 1 || mc > engine.MaxParallelSequences() || c.Int("requests-per-client") < 2 {
-				return usagef("--max-concurrency 1 to %d and --requests-per-client at least 2", engine.MaxParallelSequences())
-			}
-			o := load.CapacityOptions{MaxConcurrency: mc, RequestsPerClient: c.Int("requests-per-client"), Seed: c.Uint64("seed"),
-				MaxPrompt: c.Int("max-prompt"), MaxOutput: c.Int("max-output")}
-			reqs := w.Generate(mc*o.RequestsPerClient, o.Seed)
-			srv, closeModel, err := server(c, model, longestAdmitted(reqs, o.MaxPrompt, o.MaxOutput))
-			if err != nil {
-				return err
-			}
-			defer closeModel()
-			res, err := load.Capacity(c.Context, srv, w, slos, o)
-			if err != nil {
-				return err
-			}
-			if c.String("output-format") == "json" {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
-			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "concurrency	req/s	output t/s	ttft p99 ms	itl p99 ms	t/s per user	result	")
-			for _, p := range res.Probes {
-				s := p.Summary
-				result := "pass"
-				if !p.Pass {
-					result = p.Why
-				}
-				fmt.Fprintf(tw, "%d	%.2f	%.1f	%.1f	%.1f	%.1f	%s	\n", p.Concurrency, s.RequestsPerS, s.OutputTps, s.TTFTMs.P99, s.ITLMs.P99, s.PerUserTs.P50, result)
-			}
-			tw.Flush()
-			fmt.Printf("\nsustainable: %d concurrent generations, %.1f t/s per user (median), %.1f output t/s in all\nbound by: %s\n",
-				res.Concurrency, res.PerUserTs, res.OutputTps, res.BoundBy)
-			return nil
-		},
+// serveScenario runs one scenario on a fresh context.
+func serveScenario(c *cli.Context, srv load.Server, sc load.Scenario, slos []load.SLO, sampler *gpu.Sampler) (*loadRun, error) {
+	eng, closeCtx, err := srv(sc.Options.Slots)
+	if err != nil {
+		return nil, err
 	}
+	defer closeCtx()
+	start := time.Now()
+	outs, timeline, overhead, runErr := load.Run(c.Context, eng, sc.Requests, sc.Options)
+	secs := time.Since(start).Seconds()
+	if sampler != nil {
+		for i := range timeline {
+			t := start.Add(time.Duration(i) * time.Second)
+			win := sampler.Window(t, t.Add(time.Second))
+			timeline[i].Telemetry = &win
+		}
+	}
+	legit, abusive := load.Split(outs)
+	run := &loadRun{Scenario: sc.Name, Loop: "closed", Slots: sc.Options.Slots, Clients: sc.Options.Concurrency, Guards: sc.Options.Guards,
+		Summary: load.Summarize(legit, secs, overhead, slos), Timeline: timeline, Requests: outs}
+	if sc.Options.Concurrency == 0 {
+		run.Loop = "open"
+	}
+	if len(abusive) > 0 {
+		a := load.Summarize(abusive, secs, overhead, nil)
+		run.Abusive = &a
+	}
+	return run, runErr
 }
 
-func writeLoad(path string, w load.Workload, outs []*load.Outcome, timeline []load.Second, sum load.Summary) error {
+func eventLog(path string) (*slog.Logger, func(), error) {
+	if path == "" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil)), func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("events: %w", err)
+	}
+	return slog.New(slog.NewJSONHandler(f, nil)), func() { f.Close() }, nil
+}
+
+func printRuns(c *cli.Context, w load.Workload, runs []loadRun) error {
+	if c.String("output-format") == "json" {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"workload": w, "scenarios": runs})
+	}
+	for _, r := range runs {
+		printLoad(os.Stdout, w, r)
+	}
+	if len(runs) > 1 {
+		printAbuse(os.Stdout, runs)
+	}
+	return nil
+}
+
+func writeLoad(path string, w load.Workload, run *loadRun) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("load results: %w", err)
 	}
 	enc := json.NewEncoder(f)
-	for _, o := range outs {
-		enc.Encode(map[string]any{"kind": "request", "workload": w.Name, "request": o})
-	}
-	enc.Encode(map[string]any{"kind": "summary", "workload": w, "summary": sum, "timeline": timeline,
-		"tool": "tokbench " + version, "build_commit": engine.LlamaCommit, "ollama_version": engine.OllamaVersion})
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func printLoad(out io.Writer, w load.Workload, o load.Options, s load.Summary) {
-	loop := fmt.Sprintf("closed loop, %d clients", o.Concurrency)
-	if o.Concurrency == 0 {
-		loop = "open loop"
-	}
-	fmt.Fprintf(out, "workload %s (%s, %d slots): %d requests, %d completed, %d rejected in %.1fs\n",
-		w.Name, loop, o.Slots, s.Requests, s.Completed, s.Rejected, s.Seconds)
-	fmt.Fprintf(out, "throughput %.2f req/s, %.1f output t/s; goodput %.2f req/s (%.0f%% of requests met every SLO)\n\n",
-		s.RequestsPerS, s.OutputTps, s.Goodput, 100*s.GoodFraction)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tp50\tp90\tp95\tp99\tmax\t")
-	for _, r := range []struct {
-		name string
-		p    load.Percentiles
-	}{{"queue ms", s.QueueMs}, {"ttft ms", s.TTFTMs}, {"itl ms", s.ITLMs}, {"e2e ms", s.E2EMs}, {"t/s per user", s.PerUserTs}} {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.name, r.p.P50, r.p.P90, r.p.P95, r.p.P99, r.p.Max)
-	}
-	tw.Flush()
-	var names []string
-	for k := range s.SLOsMet {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		verdict := "met"
-		if !s.SLOsMet[k] {
-			verdict = "MISSED"
+	for _, o := range run.Requests {
+		if err == nil {
+			err = enc.Encode(map[string]any{"kind": "request", "workload": w.Name, "scenario": run.Scenario, "request": o})
 		}
-		fmt.Fprintf(out, "SLO %s: %s\n", k, verdict)
 	}
-	fmt.Fprintf(out, "scheduler overhead: %.2f%% of the wall time outside llama_decode\n", s.SchedulerPct)
+	r := *run
+	r.Requests = nil
+	if err == nil {
+		err = enc.Encode(map[string]any{"kind": "load", "workload": w, "run": r, "host": gpu.ReadHost().CPUModel,
+			"tool": "tokbench " + version, "build_commit": engine.LlamaCommit, "ollama_version": engine.OllamaVersion})
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("load results %s: %w", path, err)
+	}
+	return nil
 }

@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -289,45 +292,149 @@ func TestSweepAnomalyAgainstBaseline(t *testing.T) {
 	}
 }
 
-func TestLoadCommand(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "load.jsonl")
-	r := tokbench(t, "load", "--synth", "tiny", "--prompt", "uniform:16-200", "--output", "uniform:2-24", "--concurrency", "4",
-		"--requests", "20", "--max-prompt", "150", "--slo", "ttft_p99=30s", "--out", out, "-o", "json")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	var res struct {
-		Summary struct {
+// loadResult is the part of load's JSON the tests read.
+type loadResult struct {
+	Scenarios []struct {
+		Scenario string
+		Summary  struct {
 			Requests, Completed, Rejected int
-			OutputTs                      float64         `json:"output_ts"`
-			SchedulerPct                  float64         `json:"scheduler_overhead_pct"`
-			SLOsMet                       map[string]bool `json:"slos_met"`
+			OutputTs                      float64                    `json:"output_ts"`
+			SchedulerPct                  float64                    `json:"scheduler_overhead_pct"`
+			SLOsMet                       map[string]bool            `json:"slos_met"`
+			PrefixReused                  float64                    `json:"prefix_reused"`
+			TTFT                          struct{ P50, P99 float64 } `json:"ttft_ms"`
 		}
+		Abusive  *struct{ Completed, Rejected int }
+		Timeline []struct{ Active int }
 		Requests []struct {
 			Status, Reason string
 			Prompt         int `json:"prompt_tokens"`
+			Abusive        bool
 		}
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
-		t.Fatal(err)
+}
+
+func loadJSON(t *testing.T, r result) loadResult {
+	t.Helper()
+	var res loadResult
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	s := res.Summary
-	if s.Requests != 20 || s.Completed+s.Rejected != 20 || s.Rejected == 0 || s.OutputTs <= 0 || !s.SLOsMet["ttft_p99<=30s"] {
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	return res
+}
+
+func TestLoadCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "load.jsonl")
+	res := loadJSON(t, tokbench(t, "load", "--synth", "tiny", "--prompt", "uniform:16-200", "--output", "uniform:2-24", "--concurrency", "4",
+		"--requests", "20", "--max-prompt", "150", "--slo", "ttft_p99=30s", "--out", out, "-o", "json"))
+	if len(res.Scenarios) != 1 {
+		t.Fatalf("%d scenarios", len(res.Scenarios))
+	}
+	sc := res.Scenarios[0]
+	s := sc.Summary
+	if s.Requests != 20 || s.Completed+s.Rejected != 20 || s.Rejected == 0 || s.OutputTs <= 0 || !s.SLOsMet["ttft_p99<=30s"] || len(sc.Timeline) == 0 {
 		t.Errorf("summary %+v", s)
 	}
-	for _, q := range res.Requests {
+	for _, q := range sc.Requests {
 		if (q.Prompt > 150) != (q.Status == "rejected") || (q.Status == "rejected" && !strings.Contains(q.Reason, "caps")) {
 			t.Errorf("request %+v", q)
 		}
 	}
 	data, _ := os.ReadFile(out)
-	if n := strings.Count(string(data), "\n"); n != 21 || !strings.Contains(string(data), `"kind":"summary"`) {
+	if n := strings.Count(string(data), "\n"); n != 21 || !strings.Contains(string(data), `"kind":"load"`) {
 		t.Errorf("%d lines in %s", n, out)
 	}
-	for _, bad := range [][]string{{"--workload", "chat"}, {"--prompt", "zipf:3"}, {"--requests", "0"}, {"--slo", "ttft=fast"}} {
+	// Multi-turn from a YAML file: later turns reuse the kept history.
+	wl := filepath.Join(t.TempDir(), "chat.yaml")
+	os.WriteFile(wl, []byte("prompt: uniform:8-32\noutput: uniform:4-12\nturns: 3\n"), 0o644)
+	res = loadJSON(t, tokbench(t, "load", "--synth", "tiny", "--workload", wl, "--concurrency", "2", "--requests", "12", "-o", "json"))
+	if s := res.Scenarios[0].Summary; s.Completed != 12 || s.PrefixReused < 0.9 {
+		t.Errorf("multi-turn: %+v", s)
+	}
+	for _, bad := range [][]string{{"--workload", "chat"}, {"--prompt", "zipf:3"}, {"--requests", "0"}, {"--slo", "ttft=fast"},
+		{"--abusive-fraction", "0.2", "--abusive-shape", "loud"}, {"--workload", "localscore"}, {"--metrics-addr", "nowhere:-1"}} {
 		if r := tokbench(t, append([]string{"load", "--synth", "tiny"}, bad...)...); r.code != 2 {
 			t.Errorf("%v: exit %d %s", bad, r.code, r.stderr)
 		}
+	}
+}
+
+func TestLoadAbuseAndGuards(t *testing.T) {
+	// Two of eight clients send 2048-token prompts: the legitimate
+	// requests' prefill waits behind them (TTFT p99 up several-fold on
+	// any machine); the default guards (caps, fair) reject them.
+	res := loadJSON(t, tokbench(t, "load", "--synth", "tiny", "--workload", "short", "--concurrency", "8", "--requests", "48",
+		"--abusive-fraction", "0.25", "--abusive-shape", "long-prompt", "--no-telemetry", "-o", "json"))
+	if len(res.Scenarios) != 3 {
+		t.Fatalf("%d scenarios", len(res.Scenarios))
+	}
+	ttft := map[string]float64{}
+	for _, sc := range res.Scenarios {
+		ttft[sc.Scenario] = sc.Summary.TTFT.P99
+		if sc.Summary.Completed != 48 || (sc.Scenario == "no abuse") != (sc.Abusive == nil) {
+			t.Errorf("%s: %+v %+v", sc.Scenario, sc.Summary, sc.Abusive)
+		}
+	}
+	if a := res.Scenarios[2].Abusive; a == nil || a.Completed != 0 || a.Rejected == 0 {
+		t.Errorf("guards let abuse through: %+v", a)
+	}
+	t.Logf("legitimate TTFT p99: %v", ttft)
+	if ttft["abuse"] < 3*ttft["no abuse"] || ttft["abuse + guards"] > ttft["abuse"]/2 {
+		t.Errorf("legitimate TTFT p99 by scenario: %v", ttft)
+	}
+}
+
+func TestLoadMetricsEndpoint(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "load.jsonl")
+	cmd := exec.Command(binPath, "load", "--synth", "tiny", "--workload", "long-form", "--concurrency", "4", "--requests", "10000",
+		"--metrics-addr", "127.0.0.1:0", "--no-telemetry", "--out", out)
+	cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	url := ""
+	for url == "" && sc.Scan() {
+		if a, ok := strings.CutPrefix(sc.Text(), "metrics at "); ok {
+			url = a
+		}
+	}
+	go io.Copy(io.Discard, stderr)
+	if url == "" {
+		t.Fatal("no metrics address on stderr")
+	}
+	// During the run: the live figures, tokens going up.
+	var body string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		resp, err := http.Get(url)
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		if strings.Contains(body, "tokbench_active_sequences 4") && strings.Contains(body, "tokbench_output_tokens_total ") &&
+			!strings.Contains(body, "tokbench_output_tokens_total 0\n") {
+			break
+		}
+	}
+	if !strings.Contains(body, "tokbench_active_sequences 4") || !strings.Contains(body, `tokbench_run_info{scenario="load",workload="long-form"} 1`) {
+		t.Fatalf("metrics during the run:\n%s", body)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("after SIGINT: %v", err)
+	}
+	data, _ := os.ReadFile(out)
+	if !strings.Contains(string(data), `"kind":"load"`) || !strings.Contains(string(data), `"status":"unfinished"`) {
+		t.Errorf("results after the interrupt: %.300s", data)
 	}
 }
 

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/load"
+)
+
+func capacityCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "capacity",
+		Usage: "find the largest concurrency (or arrival rate) that meets the SLOs",
+		UsageText: "tokbench capacity -m M --workload short --slo ttft_p99=2s,itl_p99=60ms [--max-concurrency 256] [--requests-per-client 8]\n" +
+			"   tokbench capacity -m M --workload short --slo ttft_p99=2s --open-loop --slots 16 --max-rate 64 [--requests 128]",
+		Flags: append(serveFlags(),
+			&cli.IntFlag{Name: "max-concurrency", Value: 256, Usage: "closed loop: largest concurrency tried"},
+			&cli.IntFlag{Name: "requests-per-client", Value: 8, Usage: "closed loop: requests per client in each probe (the first wave is left out as warm-up)"},
+			&cli.BoolFlag{Name: "open-loop", Usage: "search the arrival rate (Poisson) for a server of --slots instead"},
+			&cli.IntFlag{Name: "slots", Value: 16, Usage: "open loop: sequences served at once"},
+			&cli.Float64Flag{Name: "max-rate", Value: 64, Usage: "open loop: largest rate tried, requests per second"},
+			&cli.IntFlag{Name: "requests", Value: 128, Usage: "open loop: requests per probe"},
+			&cli.Float64Flag{Name: "burstiness", Value: 1, Usage: "open loop: squared CV of the gaps"},
+			&cli.StringFlag{Name: "out", Usage: "append the search (every probe) as one JSON line to this file (tokbench report reads it)"},
+		),
+		Action: doCapacity,
+	}
+}
+
+func doCapacity(c *cli.Context) error {
+	w, slos, g, model, err := serveSetup(c)
+	if err != nil {
+		return err
+	}
+	if len(slos) == 0 {
+		return usagef("capacity needs --slo, e.g. --slo ttft_p99=2s,itl_p99=60ms")
+	}
+	o := load.CapacityOptions{MaxConcurrency: c.Int("max-concurrency"), RequestsPerClient: c.Int("requests-per-client"), Seed: c.Uint64("seed"), Guards: g}
+	maxSlots := o.MaxConcurrency
+	if c.Bool("open-loop") {
+		o.Slots, o.MaxRate, o.Requests, o.Burstiness = c.Int("slots"), c.Float64("max-rate"), c.Int("requests"), c.Float64("burstiness")
+		maxSlots = o.Slots
+		if o.MaxRate <= 0 || o.Requests < 2*o.Slots || o.Burstiness <= 0 {
+			return usagef("--max-rate must be positive, --requests at least twice --slots, --burstiness above 0")
+		}
+	} else if o.RequestsPerClient < 2 {
+		return usagef("--requests-per-client %d: at least 2 (the first is warm-up)", o.RequestsPerClient)
+	}
+	if maxSlots < 1 || maxSlots > engine.MaxParallelSequences() {
+		return usagef("--max-concurrency or --slots %d: use 1 to %d", maxSlots, engine.MaxParallelSequences())
+	}
+	reqs := w.Generate(max(maxSlots*o.RequestsPerClient, o.Requests), o.Seed)
+	srv, closeModel, err := server(c, model, longestAdmitted(reqs, g))
+	if err != nil {
+		return err
+	}
+	defer closeModel()
+	res, err := load.Capacity(c.Context, srv, w, slos, o)
+	if err != nil {
+		return err
+	}
+	if out := c.String("out"); out != "" {
+		if err := appendJSON(out, map[string]any{"kind": "capacity", "workload": w, "capacity": res, "host": gpu.ReadHost().CPUModel,
+			"tool": "tokbench " + version, "build_commit": engine.LlamaCommit}); err != nil {
+			return err
+		}
+	}
+	if c.String("output-format") == "json" {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "load\treq/s\toutput t/s\tttft p99 ms\titl p99 ms\tt/s per user\tresult\t")
+	for _, p := range res.Probes {
+		s := p.Summary
+		result := "pass"
+		if !p.Pass {
+			result = p.Why
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t\n", probeLoad(p), s.RequestsPerS, s.OutputTps, s.TTFTMs.P99, s.ITLMs.P99, s.PerUserTs.P50, result)
+	}
+	tw.Flush()
+	sustained := fmt.Sprintf("%d concurrent generations", res.Concurrency)
+	if c.Bool("open-loop") {
+		sustained = fmt.Sprintf("%.3g requests/s on %d slots", res.Rate, o.Slots)
+	}
+	fmt.Printf("\nsustainable: %s, %.1f t/s per user (median), %.1f output t/s in all\nbound by: %s\n",
+		sustained, res.PerUserTs, res.OutputTps, res.BoundBy)
+	return nil
+}
+
+func probeLoad(p load.Probe) string {
+	if p.Rate > 0 {
+		return fmt.Sprintf("%.3g/s", p.Rate)
+	}
+	return fmt.Sprint(p.Concurrency)
+}
+
+func appendJSON(path string, v any) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := json.NewEncoder(f).Encode(v); err != nil {
+		f.Close()
+		return fmt.Errorf("results %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func printLoad(out io.Writer, w load.Workload, r loadRun) {
+	loop := fmt.Sprintf("closed loop, %d clients", r.Clients)
+	if r.Loop == "open" {
+		loop = fmt.Sprintf("open loop, %g/s", r.Rate)
+	}
+	s := r.Summary
+	fmt.Fprintf(out, "== %s: workload %s (%s, %d slots): %d requests, %d completed, %d rejected in %.1fs\n",
+		r.Scenario, w.Name, loop, r.Slots, s.Requests, s.Completed, s.Rejected, s.Seconds)
+	fmt.Fprintf(out, "throughput %.2f req/s, %.1f output t/s; goodput %.2f req/s (%.0f%% of requests met every SLO)\n",
+		s.RequestsPerS, s.OutputTps, s.Goodput, 100*s.GoodFraction)
+	if s.PrefixTokens > 0 {
+		fmt.Fprintf(out, "conversation history: %.0f%% of prompt tokens; %.0f%% of it reused from the KV cache\n",
+			100*s.PrefixShare, 100*s.PrefixReused)
+	}
+	if a := r.Abusive; a != nil {
+		fmt.Fprintf(out, "abusive requests (not counted above): %d sent, %d completed, %d rejected, %.1f output t/s\n",
+			a.Requests, a.Completed, a.Rejected, a.OutputTps)
+	}
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tp50\tp90\tp95\tp99\tmax\t")
+	for _, row := range []struct {
+		name string
+		p    load.Percentiles
+	}{{"queue ms", s.QueueMs}, {"ttft ms", s.TTFTMs}, {"itl ms", s.ITLMs}, {"e2e ms", s.E2EMs}, {"t/s per user", s.PerUserTs}} {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", row.name, row.p.P50, row.p.P90, row.p.P95, row.p.P99, row.p.Max)
+	}
+	tw.Flush()
+	var names []string
+	for k := range s.SLOsMet {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		verdict := "met"
+		if !s.SLOsMet[k] {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(out, "SLO %s: %s\n", k, verdict)
+	}
+	fmt.Fprintf(out, "scheduler overhead: %.2f%% of the wall time outside llama_decode\n\n", s.SchedulerPct)
+}
+
+// printAbuse sets the legitimate users' figures of the scenarios side by
+// side: what the abuse cost them, and what the guards gave back.
+func printAbuse(out io.Writer, runs []loadRun) {
+	fmt.Fprintln(out, "legitimate users:")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tcompleted\tt/s per user p50\titl p50 ms\titl p99 ms\tttft p50 ms\tttft p99 ms\tgoodput/s\tabusive ok/rejected\t")
+	for _, r := range runs {
+		s, abused := r.Summary, "-"
+		if a := r.Abusive; a != nil {
+			abused = fmt.Sprintf("%d/%d", a.Completed, a.Rejected)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t\n", r.Scenario, s.Completed, s.PerUserTs.P50, s.ITLMs.P50, s.ITLMs.P99,
+			s.TTFTMs.P50, s.TTFTMs.P99, s.Goodput, abused)
+	}
+	tw.Flush()
+	if g := runs[len(runs)-1].Guards; g.Any() {
+		fmt.Fprintf(out, "guards: max prompt %d, max output %d, client budget %d tokens/min, fair %v\n", g.MaxPrompt, g.MaxOutput, g.ClientBudget, g.Fair)
+	}
+}
