@@ -207,6 +207,10 @@ func verdictsHTML(b *strings.Builder, recs []sweep.Record) {
 // SVG file beside it (path without .md, then -1.svg, -2.svg, ...), linked
 // from the Markdown.
 func MarkdownFiles(path string, recs []sweep.Record, tl Timeline) error {
+	return markdownFiles(path, append(charts(recs), tl.charts()...), func(w io.Writer) error { return Markdown(w, recs) })
+}
+
+func markdownFiles(path string, charts []chart, tables func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -216,14 +220,14 @@ func MarkdownFiles(path string, recs []sweep.Record, tl Timeline) error {
 	}
 	defer f.Close()
 	base := strings.TrimSuffix(path, filepath.Ext(path))
-	for i, c := range append(charts(recs), tl.charts()...) {
+	for i, c := range charts {
 		svgPath := fmt.Sprintf("%s-%d.svg", base, i+1)
 		if err := os.WriteFile(svgPath, []byte(c.svg(true)+"\n"), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(f, "![%s](%s)\n\n", c.title, filepath.Base(svgPath))
 	}
-	if err := Markdown(f, recs); err != nil {
+	if err := tables(f); err != nil {
 		return err
 	}
 	return f.Close()

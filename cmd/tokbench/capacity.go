@@ -68,8 +68,8 @@ func doCapacity(c *cli.Context) error {
 		return err
 	}
 	if out := c.String("out"); out != "" {
-		if err := appendJSON(out, map[string]any{"kind": "capacity", "workload": w, "capacity": res, "host": gpu.ReadHost().CPUModel,
-			"tool": "tokbench " + version, "build_commit": engine.LlamaCommit}); err != nil {
+		if err := appendJSON(out, load.Line{Kind: "capacity", Workload: &w, Capacity: &res, Host: gpu.ReadHost().CPUModel,
+			Tool: "tokbench " + version, BuildCommit: engine.LlamaCommit, OllamaVersion: engine.OllamaVersion}); err != nil {
 			return err
 		}
 	}
@@ -121,7 +121,7 @@ func appendJSON(path string, v any) error {
 	return f.Close()
 }
 
-func printLoad(out io.Writer, w load.Workload, r loadRun) {
+func printLoad(out io.Writer, w load.Workload, r load.Result) {
 	loop := fmt.Sprintf("closed loop, %d clients", r.Clients)
 	if r.Loop == "open" {
 		loop = fmt.Sprintf("open loop, %g/s", r.Rate)
@@ -166,7 +166,7 @@ func printLoad(out io.Writer, w load.Workload, r loadRun) {
 
 // printAbuse sets the legitimate users' figures of the scenarios side by
 // side: what the abuse cost them, and what the guards gave back.
-func printAbuse(out io.Writer, runs []loadRun) {
+func printAbuse(out io.Writer, runs []load.Result) {
 	fmt.Fprintln(out, "legitimate users:")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tcompleted\tt/s per user p50\titl p50 ms\titl p99 ms\tttft p50 ms\tttft p99 ms\tgoodput/s\tabusive ok/rejected\t")

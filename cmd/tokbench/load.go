@@ -189,20 +189,6 @@ func longestAdmitted(reqs []load.Request, g load.Guards) int {
 	return longest
 }
 
-// loadRun is one scenario's results.
-type loadRun struct {
-	Scenario string          `json:"scenario"`
-	Loop     string          `json:"loop"`
-	Slots    int             `json:"slots"`
-	Clients  int             `json:"concurrency,omitempty"`
-	Rate     float64         `json:"rate,omitempty"`
-	Guards   load.Guards     `json:"guards"`
-	Summary  load.Summary    `json:"summary"`           // the legitimate requests
-	Abusive  *load.Summary   `json:"abusive,omitempty"` // the abusive ones
-	Timeline []load.Second   `json:"timeline"`
-	Requests []*load.Outcome `json:"requests,omitempty"`
-}
-
 func doLoad(c *cli.Context) error {
 	w, slos, g, model, err := serveSetup(c)
 	if err != nil {
@@ -270,7 +256,7 @@ func doLoad(c *cli.Context) error {
 		return err
 	}
 	defer closeModel()
-	var runs []loadRun
+	var runs []load.Result
 	anomalies := 0
 	for _, sc := range scenarios {
 		mon := &load.Monitor{Log: events, Scenario: sc.Name, Floor: c.Float64("expect-ts"), DropPct: c.Float64("drop-threshold"),
@@ -314,7 +300,7 @@ func doLoad(c *cli.Context) error {
 }
 
 // serveScenario runs one scenario on a fresh context.
-func serveScenario(c *cli.Context, srv load.Server, sc load.Scenario, slos []load.SLO, sampler *gpu.Sampler) (*loadRun, error) {
+func serveScenario(c *cli.Context, srv load.Server, sc load.Scenario, slos []load.SLO, sampler *gpu.Sampler) (*load.Result, error) {
 	eng, closeCtx, err := srv(sc.Options.Slots)
 	if err != nil {
 		return nil, err
@@ -331,7 +317,7 @@ func serveScenario(c *cli.Context, srv load.Server, sc load.Scenario, slos []loa
 		}
 	}
 	legit, abusive := load.Split(outs)
-	run := &loadRun{Scenario: sc.Name, Loop: "closed", Slots: sc.Options.Slots, Clients: sc.Options.Concurrency, Guards: sc.Options.Guards,
+	run := &load.Result{Scenario: sc.Name, Loop: "closed", Slots: sc.Options.Slots, Clients: sc.Options.Concurrency, Guards: sc.Options.Guards,
 		Summary: load.Summarize(legit, secs, overhead, slos), Timeline: timeline, Requests: outs}
 	if sc.Options.Concurrency == 0 {
 		run.Loop = "open"
@@ -354,7 +340,7 @@ func eventLog(path string) (*slog.Logger, func(), error) {
 	return slog.New(slog.NewJSONHandler(f, nil)), func() { f.Close() }, nil
 }
 
-func printRuns(c *cli.Context, w load.Workload, runs []loadRun) error {
+func printRuns(c *cli.Context, w load.Workload, runs []load.Result) error {
 	if c.String("output-format") == "json" {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -369,7 +355,7 @@ func printRuns(c *cli.Context, w load.Workload, runs []loadRun) error {
 	return nil
 }
 
-func writeLoad(path string, w load.Workload, run *loadRun) error {
+func writeLoad(path string, w load.Workload, run *load.Result) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("load results: %w", err)
@@ -377,14 +363,14 @@ func writeLoad(path string, w load.Workload, run *loadRun) error {
 	enc := json.NewEncoder(f)
 	for _, o := range run.Requests {
 		if err == nil {
-			err = enc.Encode(map[string]any{"kind": "request", "workload": w.Name, "scenario": run.Scenario, "request": o})
+			err = enc.Encode(load.Line{Kind: "request", Scenario: run.Scenario, Request: o})
 		}
 	}
 	r := *run
 	r.Requests = nil
 	if err == nil {
-		err = enc.Encode(map[string]any{"kind": "load", "workload": w, "run": r, "host": gpu.ReadHost().CPUModel,
-			"tool": "tokbench " + version, "build_commit": engine.LlamaCommit, "ollama_version": engine.OllamaVersion})
+		err = enc.Encode(load.Line{Kind: "load", Workload: &w, Run: &r, Host: gpu.ReadHost().CPUModel,
+			Tool: "tokbench " + version, BuildCommit: engine.LlamaCommit, OllamaVersion: engine.OllamaVersion})
 	}
 	if err == nil {
 		err = f.Sync()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokbench/tokbench/baseline"
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/load"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/sweep"
 )
@@ -293,6 +294,9 @@ func reportCommand() *cli.Command {
 			if !contains(report.Formats, format) {
 				return usagef("output format %q: use one of %s", format, strings.Join(report.Formats, ", "))
 			}
+			if load.IsResults(files[0]) {
+				return reportLoad(files[0], format, c.String("out"))
+			}
 			recs, _, torn, err := sweep.ReadRecords(files[0])
 			if err != nil {
 				return err
@@ -350,4 +354,31 @@ func workerCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// reportLoad writes the report of a load or capacity results file.
+func reportLoad(path, format, out string) error {
+	lines, _, torn, err := load.ReadResults(path)
+	if err != nil {
+		return usageErr(err)
+	}
+	if torn {
+		fmt.Fprintf(os.Stderr, "%s: ignoring a torn last line\n", path)
+	}
+	if out != "" && format == "md" {
+		return report.LoadMarkdownFiles(out, lines)
+	}
+	w := os.Stdout
+	if out != "" {
+		if w, err = os.Create(out); err != nil {
+			return err
+		}
+	}
+	err = report.WriteLoad(w, format, lines)
+	if out != "" {
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }

@@ -347,6 +347,9 @@ func TestLoadCommand(t *testing.T) {
 	if n := strings.Count(string(data), "\n"); n != 21 || !strings.Contains(string(data), `"kind":"load"`) {
 		t.Errorf("%d lines in %s", n, out)
 	}
+	if r := tokbench(t, "report", out, "-o", "md"); r.code != 0 || !strings.Contains(r.stdout, "| short+prompt+output | load | closed | 4 |") {
+		t.Errorf("report of load results: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
 	// Multi-turn from a YAML file: later turns reuse the kept history.
 	wl := filepath.Join(t.TempDir(), "chat.yaml")
 	os.WriteFile(wl, []byte("prompt: uniform:8-32\noutput: uniform:4-12\nturns: 3\n"), 0o644)

@@ -1,0 +1,80 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tokbench/tokbench/load"
+)
+
+func loadLines() []load.Line {
+	w := &load.Workload{Name: "short"}
+	run := func(c int, scenario string, abusive *load.Summary) load.Line {
+		s := load.Summary{Completed: 10 * c, OutputTps: 100 * float64(c), TTFTMs: load.Percentiles{N: 10, P50: float64(c), P99: 3 * float64(c)}}
+		return load.Line{Kind: "load", Workload: w, Run: &load.Result{Scenario: scenario, Loop: "closed", Clients: c, Slots: c, Summary: s, Abusive: abusive,
+			Timeline: []load.Second{{T: 0, Queue: 2, OutputTps: 90}, {T: 1, Queue: 0, OutputTps: 110}}}}
+	}
+	probe := func(c int, pass bool) load.Probe {
+		return load.Probe{Concurrency: c, Pass: pass, Summary: load.Summary{Completed: 5, OutputTps: 50 * float64(c)}}
+	}
+	return []load.Line{run(1, "load", nil), run(2, "load", nil), run(4, "abuse", &load.Summary{Completed: 1, Rejected: 3}),
+		{Kind: "capacity", Workload: w, Capacity: &load.CapacityResult{Concurrency: 2, BoundBy: "decode at 4 sequences",
+			Probes: []load.Probe{probe(1, true), probe(2, true), probe(4, false)}}}}
+}
+
+func TestLoadReport(t *testing.T) {
+	lines := loadLines()
+	var b bytes.Buffer
+	if err := WriteLoad(&b, "table", lines); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Load runs", "abuse", "1/3", "Capacity searches", "sustainable: 2 concurrent", "bound by decode at 4 sequences"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	// Charts: the capacity curve, t/s and queue over time, and latency
+	// against concurrency (runs without abuse and the probes).
+	cs := loadCharts(lines)
+	var titles []string
+	for _, c := range cs {
+		titles = append(titles, c.title)
+	}
+	if got := strings.Join(titles, "|"); got != "Capacity: short (sustainable 2)|Output t/s over time|Queue depth over time|Latency percentiles vs concurrency: short" {
+		t.Errorf("charts %s", got)
+	}
+	b.Reset()
+	if err := WriteLoad(&b, "html", lines); err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(strings.NewReader(strings.TrimPrefix(b.String(), "<!DOCTYPE html>\n")))
+	for {
+		if _, err := d.Token(); err != nil {
+			if err.Error() != "EOF" {
+				t.Fatalf("html not well formed: %v", err)
+			}
+			break
+		}
+	}
+	if n := strings.Count(b.String(), "<svg"); n != 4 {
+		t.Errorf("%d charts in the page", n)
+	}
+	md := filepath.Join(t.TempDir(), "r.md")
+	if err := LoadMarkdownFiles(md, lines); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(md)
+	if !strings.Contains(string(data), "![Queue depth over time](r-3.svg)") || !strings.Contains(string(data), "| short | load | closed | 2 |") {
+		t.Errorf("markdown:\n%s", data)
+	}
+	for _, f := range []string{"csv", "json", "jsonl"} {
+		b.Reset()
+		if err := WriteLoad(&b, f, lines); err != nil || b.Len() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
