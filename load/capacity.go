@@ -7,6 +7,9 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/tokbench/tokbench/roofline"
 )
 
 // Probe is one load tried by a capacity search.
@@ -16,6 +19,9 @@ type Probe struct {
 	Summary     Summary `json:"summary"`
 	Pass        bool    `json:"pass"`
 	Why         string  `json:"why"` // the SLOs missed, or why it could not run
+	// When it ran, for telemetry.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
 }
 
 // CapacityResult is the largest load that met every SLO.
@@ -25,7 +31,12 @@ type CapacityResult struct {
 	PerUserTs   float64 `json:"per_user_ts_p50"`
 	OutputTps   float64 `json:"output_ts"`
 	BoundBy     string  `json:"bound_by"`
-	Probes      []Probe `json:"probes"`
+	// Deciding is the probe that bound the search (the first that failed;
+	// the largest, if none did); Roofline is its decode against the
+	// hardware's ceiling, where the caller knows one.
+	Deciding *Probe             `json:"deciding,omitempty"`
+	Roofline *roofline.Analysis `json:"roofline,omitempty"`
+	Probes   []Probe            `json:"probes"`
 }
 
 // CapacityOptions bound the search.
@@ -47,7 +58,7 @@ type Server func(slots int) (Engine, func(), error)
 // Capacity finds the largest load whose run meets every SLO: closed loop,
 // the concurrency (doubling from 1 until a probe fails, then bisecting
 // between the last pass and the first failure); open loop (o.Slots > 0),
-// the arrival rate (doubling from MaxRate/64, then bisecting to within 5%).
+// the arrival rate (doubling from MaxRate/16, then bisecting to within 5%).
 // Each probe leaves out its first wave (as many requests as slots,
 // started on an empty server) so that what is judged is the steady state.
 func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o CapacityOptions) (CapacityResult, error) {
@@ -81,7 +92,9 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 			return p, nil
 		}
 		defer closeFn()
+		p.Start = time.Now()
 		outs, _, overhead, err := Run(ctx, eng, reqs, opts)
+		p.End = time.Now()
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +115,7 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 	}
 	first, top, done := 1.0, float64(o.MaxConcurrency), func(lo, hi float64) bool { return hi-lo <= 1 }
 	if open {
-		first, top, done = o.MaxRate/64, o.MaxRate, func(lo, hi float64) bool { return hi <= lo*1.05 }
+		first, top, done = o.MaxRate/16, o.MaxRate, func(lo, hi float64) bool { return hi <= lo*1.05 }
 	}
 	lo, hi := 0.0, 0.0
 	for x := first; x <= top; x *= 2 {
@@ -164,6 +177,11 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 	at := fmt.Sprintf("%g sequences", hi)
 	if open {
 		at = fmt.Sprintf("%.3g requests/s", hi)
+	}
+	if d := tried[hi]; d != nil && d.Summary.Completed > 0 {
+		res.Deciding = d
+	} else if d := tried[lo]; d != nil {
+		res.Deciding = d
 	}
 	switch f := tried[hi]; {
 	case hi == 0:

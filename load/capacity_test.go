@@ -59,3 +59,26 @@ func TestCapacityFindsTheKnownAnswer(t *testing.T) {
 		t.Error("no SLO accepted")
 	}
 }
+
+func TestCapacityOpenLoop(t *testing.T) {
+	// 4 slots, each request 16 steps of at most 6 ms: the server turns
+	// over at most 4/0.096 s, about 42 requests per second; beyond it the
+	// queue, and TTFT, grow without bound. A TTFT of 25 ms (four full
+	// steps) allows little queueing: the answer lies below that rate.
+	w := Workload{Name: "t", Prompt: Dist{Kind: "fixed", A: 4}, Output: Dist{Kind: "fixed", A: 16}}
+	slos, _ := ParseSLOs("ttft_p90=25ms")
+	srv := func(slots int) (Engine, func(), error) { return &curve{seqs: map[int]bool{}}, func() {}, nil }
+	res, err := Capacity(context.Background(), srv, w, slos, CapacityOptions{Slots: 4, MaxRate: 320, Requests: 28, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sustainable %.1f/s", res.Rate)
+	if res.Rate < 15 || res.Rate > 44 || res.Concurrency != 0 || res.Deciding == nil {
+		t.Errorf("sustainable rate %.1f/s, want 15..44; probes %+v", res.Rate, res.Probes)
+	}
+	for _, p := range res.Probes {
+		if p.Rate <= 0 || (p.Pass && p.Rate > res.Rate) {
+			t.Errorf("probe %+v", p)
+		}
+	}
+}

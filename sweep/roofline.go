@@ -3,6 +3,7 @@ package sweep
 import (
 	"strings"
 
+	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/roofline"
 )
@@ -106,4 +107,24 @@ func GPUMean(w *gpu.Window, metric string) *float64 {
 	}
 	v := sum / float64(n)
 	return &v
+}
+
+// DecodeRoofline is the roofline of decoding p.Parallel sequences at once,
+// each with depth tokens of context and gen to generate, measured at ts
+// aggregate tokens per second (a load test's steady state), with what the
+// hardware did meanwhile if known.
+func DecodeRoofline(p Point, meta engine.Meta, env Env, depth, gen int, ts float64, tel *gpu.Window, dir string) (*roofline.Analysis, error) {
+	recs := []Record{fill(Record{Status: StatusOK}, p, meta, env)}
+	r := &recs[0]
+	r.NPrompt, r.NGen, r.NDepth, r.NParallel, r.AvgTs = 0, gen, depth, p.Parallel, ts
+	if tel != nil {
+		r.Telemetry = &Telemetry{Measure: tel}
+		for _, d := range tel.Devices {
+			r.Throttled = r.Throttled || d.Throttled
+		}
+	}
+	if err := Annotate(recs, dir); err != nil {
+		return nil, err
+	}
+	return r.Roofline, nil
 }

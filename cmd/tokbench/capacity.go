@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/sweep"
 )
 
 func capacityCommand() *cli.Command {
@@ -21,7 +23,7 @@ func capacityCommand() *cli.Command {
 		Usage: "find the largest concurrency (or arrival rate) that meets the SLOs",
 		UsageText: "tokbench capacity -m M --workload short --slo ttft_p99=2s,itl_p99=60ms [--max-concurrency 256] [--requests-per-client 8]\n" +
 			"   tokbench capacity -m M --workload short --slo ttft_p99=2s --open-loop --slots 16 --max-rate 64 [--requests 128]",
-		Flags: append(serveFlags(),
+		Flags: append(append(serveFlags(),
 			&cli.IntFlag{Name: "max-concurrency", Value: 256, Usage: "closed loop: largest concurrency tried"},
 			&cli.IntFlag{Name: "requests-per-client", Value: 8, Usage: "closed loop: requests per client in each probe (the first wave is left out as warm-up)"},
 			&cli.BoolFlag{Name: "open-loop", Usage: "search the arrival rate (Poisson) for a server of --slots instead"},
@@ -30,7 +32,7 @@ func capacityCommand() *cli.Command {
 			&cli.IntFlag{Name: "requests", Value: 128, Usage: "open loop: requests per probe"},
 			&cli.Float64Flag{Name: "burstiness", Value: 1, Usage: "open loop: squared CV of the gaps"},
 			&cli.StringFlag{Name: "out", Usage: "append the search (every probe) as one JSON line to this file (tokbench report reads it)"},
-		),
+		), telemetryFlags()...),
 		Action: doCapacity,
 	}
 }
@@ -58,14 +60,24 @@ func doCapacity(c *cli.Context) error {
 		return usagef("--max-concurrency or --slots %d: use 1 to %d", maxSlots, engine.MaxParallelSequences())
 	}
 	reqs := w.Generate(max(maxSlots*o.RequestsPerClient, o.Requests), o.Seed)
-	srv, closeModel, err := server(c, model, longestAdmitted(reqs, g))
+	sampler, err := startTelemetry(c)
 	if err != nil {
 		return err
 	}
-	defer closeModel()
-	res, err := load.Capacity(c.Context, srv, w, slos, o)
+	if sampler != nil {
+		defer sampler.Stop()
+	}
+	sv, err := server(c, model, longestAdmitted(reqs, g))
 	if err != nil {
 		return err
+	}
+	defer sv.Close()
+	res, err := load.Capacity(c.Context, sv.Server, w, slos, o)
+	if err != nil {
+		return err
+	}
+	if err := decodeRoofline(&res, sv, reqs, o.Slots, sampler); err != nil {
+		fmt.Fprintln(os.Stderr, "roofline:", err)
 	}
 	if out := c.String("out"); out != "" {
 		if err := appendJSON(out, load.Line{Kind: "capacity", Workload: &w, Capacity: &res, Host: gpu.ReadHost().CPUModel,
@@ -95,6 +107,40 @@ func doCapacity(c *cli.Context) error {
 	}
 	fmt.Printf("\nsustainable: %s, %.1f t/s per user (median), %.1f output t/s in all\nbound by: %s\n",
 		sustained, res.PerUserTs, res.OutputTps, res.BoundBy)
+	return nil
+}
+
+// decodeRoofline sets the deciding probe's decode against the hardware's
+// ceiling (a probe of this class, or the GPU's datasheet): its aggregate
+// decode rate is the sequences over the median inter-token latency, at the
+// workload's mean prompt and output.
+func decodeRoofline(res *load.CapacityResult, sv *served, reqs []load.Request, openSlots int, sampler *gpu.Sampler) error {
+	d := res.Deciding
+	if d == nil || d.Summary.ITLMs.N == 0 || d.Summary.ITLMs.P50 <= 0 {
+		return nil
+	}
+	p := sv.Base
+	p.Parallel = cmp.Or(d.Concurrency, openSlots)
+	var prompt, output int
+	for _, r := range reqs {
+		prompt, output = prompt+r.Prompt, output+r.Output
+	}
+	var tel *gpu.Window
+	if sampler != nil {
+		w := sampler.Window(d.Start, d.End)
+		tel = &w
+	}
+	dir, err := sweep.CacheDir()
+	if err != nil {
+		return err
+	}
+	ts := float64(p.Parallel) * 1000 / d.Summary.ITLMs.P50
+	a, err := sweep.DecodeRoofline(p, sv.Meta, sweep.DescribeEnv(version), prompt/len(reqs), output/len(reqs), ts, tel, dir)
+	if err != nil || a == nil {
+		return err
+	}
+	res.Roofline = a
+	res.BoundBy += fmt.Sprintf("; its decode (%.1f t/s at %d sequences): %s, %s", ts, p.Parallel, a.Verdict, a.Why)
 	return nil
 }
 

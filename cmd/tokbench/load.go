@@ -131,31 +131,39 @@ func serveSetup(c *cli.Context) (load.Workload, []load.SLO, load.Guards, string,
 	return w, slos, g, model, nil
 }
 
-// server loads the model once and makes contexts of any number of slots,
-// each sized for slots x longest tokens and checked against memory first.
-func server(c *cli.Context, model string, longest int) (load.Server, func(), error) {
+// served is a loaded model that makes contexts of any number of slots,
+// each sized for slots x the longest request and checked against memory
+// first.
+type served struct {
+	Server load.Server
+	Base   sweep.Point // the settings of every context (Parallel: 1)
+	Meta   engine.Meta
+	Close  func()
+}
+
+func server(c *cli.Context, model string, longest int) (*served, error) {
 	fa, err := engine.ParseFlashAttn(c.String("flash-attn"))
 	if err != nil {
-		return nil, nil, usageErr(err)
+		return nil, usageErr(err)
 	}
 	_, h, err := engine.Inspect(model)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if int64(longest) > h.NCtxTrain {
-		return nil, nil, usagef("the longest request holds %d tokens (prompt + output) but the model was trained for %d: shorten the workload or --abusive-tokens, or cap it with --max-prompt/--max-output", longest, h.NCtxTrain)
+		return nil, usagef("the longest request holds %d tokens (prompt + output) but the model was trained for %d: shorten the workload or --abusive-tokens, or cap it with --max-prompt/--max-output", longest, h.NCtxTrain)
 	}
 	base := sweep.Defaults(c.Int("threads"))
 	base.Model, base.NPrompt, base.NGen, base.NBatch, base.NUBatch, base.NGPULayers, base.FlashAttn = model, max(longest, 1), 0, c.Int("batch-size"), c.Int("batch-size"), c.Int("n-gpu-layers"), fa
 	if err := base.Validate(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := sweep.Check(base); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	m, err := engine.LoadModel(model, engine.ModelOptions{NGPULayers: base.NGPULayers, Split: engine.SplitLayer})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	srv := func(slots int) (load.Engine, func(), error) {
 		p := base
@@ -167,7 +175,7 @@ func server(c *cli.Context, model string, longest int) (load.Server, func(), err
 			return nil, nil, err
 		}
 		ctxt, err := m.NewContext(engine.ContextOptions{NCtx: p.NCtx(), NBatch: p.NBatch, NUBatch: p.NUBatch, NSeqMax: slots,
-			Threads: p.Threads, FlashAttn: fa, TypeK: "f16", TypeV: "f16", Seed: c.Uint64("seed")})
+			Threads: p.Threads, FlashAttn: fa, TypeK: p.TypeK, TypeV: p.TypeV, Seed: c.Uint64("seed")})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -175,7 +183,7 @@ func server(c *cli.Context, model string, longest int) (load.Server, func(), err
 		stop := context.AfterFunc(c.Context, ctxt.Cancel)
 		return ctxt, func() { stop(); ctxt.Close() }, nil
 	}
-	return srv, m.Close, nil
+	return &served{Server: srv, Base: base, Meta: m.Meta, Close: m.Close}, nil
 }
 
 // longestAdmitted is the longest request (prompt + output) the guards let in.
@@ -251,11 +259,11 @@ func doLoad(c *cli.Context) error {
 	if sampler != nil {
 		defer sampler.Stop()
 	}
-	srv, closeModel, err := server(c, model, longest)
+	sv, err := server(c, model, longest)
 	if err != nil {
 		return err
 	}
-	defer closeModel()
+	defer sv.Close()
 	var runs []load.Result
 	anomalies := 0
 	for _, sc := range scenarios {
@@ -267,7 +275,7 @@ func doLoad(c *cli.Context) error {
 			obs = append(obs, exp)
 		}
 		sc.Options.Observer = obs
-		run, runErr := serveScenario(c, srv, sc, slos, sampler)
+		run, runErr := serveScenario(c, sv.Server, sc, slos, sampler)
 		mon.Finish()
 		anomalies += mon.Events
 		if run != nil {
