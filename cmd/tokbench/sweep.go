@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 
@@ -231,15 +230,11 @@ func watchFromFlags(c *cli.Context) (*sweep.Watch, func(), error) {
 	if w.DriftPct < 0 {
 		return nil, nil, usagef("--drift-threshold %g: must be 0 (off) or positive", w.DriftPct)
 	}
-	out, closeFn := os.Stderr, func() {}
-	if p := c.String("events"); p != "" {
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, nil, fmt.Errorf("events: %w", err)
-		}
-		out, closeFn = f, func() { f.Close() }
+	log, closeFn, err := eventLog(c.String("events"))
+	if err != nil {
+		return nil, nil, err
 	}
-	w.Log = slog.New(slog.NewJSONHandler(out, nil))
+	w.Log = log
 	if dir := c.String("baseline-dir"); dir != "" {
 		files := map[string]*baseline.File{}
 		w.Expected = func(r *sweep.Record) (float64, float64, bool) {
