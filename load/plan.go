@@ -2,7 +2,9 @@ package load
 
 import (
 	"cmp"
+	"fmt"
 	"math"
+	"math/rand/v2"
 )
 
 // Scenario is one run of a load test.
@@ -71,4 +73,43 @@ func Split(outs []*Outcome) (legit, abusive []*Outcome) {
 		}
 	}
 	return legit, abusive
+}
+
+// Abuse is what abusive clients send: requests of the workload with the
+// prompt (long-prompt) or the output (long-output) stretched to Tokens.
+type Abuse struct {
+	Fraction float64 `json:"fraction"` // of the clients (closed loop) or of the requests (open loop)
+	Shape    string  `json:"shape"`
+	Tokens   int     `json:"tokens"`
+}
+
+// Check says what is wrong with the abuse settings.
+func (a Abuse) Check() error {
+	if a.Fraction < 0 || a.Fraction >= 1 {
+		return fmt.Errorf("abusive fraction %g: use 0 to below 1", a.Fraction)
+	}
+	if a.Shape != "long-prompt" && a.Shape != "long-output" {
+		return fmt.Errorf("abusive shape %q: use long-prompt or long-output", a.Shape)
+	}
+	if a.Tokens < 1 {
+		return fmt.Errorf("abusive tokens %d: must be at least 1", a.Tokens)
+	}
+	return nil
+}
+
+// Generate makes n abusive requests, numbered from first, each a
+// conversation of its own.
+func (a Abuse) Generate(w Workload, n, first int, seed uint64) []Request {
+	r := rand.New(rand.NewPCG(seed, 0xA0761D6478BD642F))
+	out := make([]Request, n)
+	for i := range out {
+		p, o := w.sample(r, i)
+		if a.Shape == "long-prompt" {
+			p = a.Tokens
+		} else {
+			o = a.Tokens
+		}
+		out[i] = Request{ID: first + i, Conv: i, Prompt: p, Output: o, Abusive: true}
+	}
+	return out
 }

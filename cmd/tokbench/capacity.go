@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"sort"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -165,67 +163,4 @@ func appendJSON(path string, v any) error {
 		return err
 	}
 	return f.Close()
-}
-
-func printLoad(out io.Writer, w load.Workload, r load.Result) {
-	loop := fmt.Sprintf("closed loop, %d clients", r.Clients)
-	if r.Loop == "open" {
-		loop = fmt.Sprintf("open loop, %g/s", r.Rate)
-	}
-	s := r.Summary
-	fmt.Fprintf(out, "== %s: workload %s (%s, %d slots): %d requests, %d completed, %d rejected in %.1fs\n",
-		r.Scenario, w.Name, loop, r.Slots, s.Requests, s.Completed, s.Rejected, s.Seconds)
-	fmt.Fprintf(out, "throughput %.2f req/s, %.1f output t/s; goodput %.2f req/s (%.0f%% of requests met every SLO)\n",
-		s.RequestsPerS, s.OutputTps, s.Goodput, 100*s.GoodFraction)
-	if s.PrefixTokens > 0 {
-		fmt.Fprintf(out, "conversation history: %.0f%% of prompt tokens; %.0f%% of it reused from the KV cache\n",
-			100*s.PrefixShare, 100*s.PrefixReused)
-	}
-	if a := r.Abusive; a != nil {
-		fmt.Fprintf(out, "abusive requests (not counted above): %d sent, %d completed, %d rejected, %.1f output t/s\n",
-			a.Requests, a.Completed, a.Rejected, a.OutputTps)
-	}
-	fmt.Fprintln(out)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tp50\tp90\tp95\tp99\tmax\t")
-	for _, row := range []struct {
-		name string
-		p    load.Percentiles
-	}{{"queue ms", s.QueueMs}, {"ttft ms", s.TTFTMs}, {"itl ms", s.ITLMs}, {"e2e ms", s.E2EMs}, {"t/s per user", s.PerUserTs}} {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", row.name, row.p.P50, row.p.P90, row.p.P95, row.p.P99, row.p.Max)
-	}
-	tw.Flush()
-	var names []string
-	for k := range s.SLOsMet {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		verdict := "met"
-		if !s.SLOsMet[k] {
-			verdict = "MISSED"
-		}
-		fmt.Fprintf(out, "SLO %s: %s\n", k, verdict)
-	}
-	fmt.Fprintf(out, "scheduler overhead: %.2f%% of the wall time outside llama_decode\n\n", s.SchedulerPct)
-}
-
-// printAbuse sets the legitimate users' figures of the scenarios side by
-// side: what the abuse cost them, and what the guards gave back.
-func printAbuse(out io.Writer, runs []load.Result) {
-	fmt.Fprintln(out, "legitimate users:")
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tcompleted\tt/s per user p50\titl p50 ms\titl p99 ms\tttft p50 ms\tttft p99 ms\tgoodput/s\tabusive ok/rejected\t")
-	for _, r := range runs {
-		s, abused := r.Summary, "-"
-		if a := r.Abusive; a != nil {
-			abused = fmt.Sprintf("%d/%d", a.Completed, a.Rejected)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t\n", r.Scenario, s.Completed, s.PerUserTs.P50, s.ITLMs.P50, s.ITLMs.P99,
-			s.TTFTMs.P50, s.TTFTMs.P99, s.Goodput, abused)
-	}
-	tw.Flush()
-	if g := runs[len(runs)-1].Guards; g.Any() {
-		fmt.Fprintf(out, "guards: max prompt %d, max output %d, client budget %d tokens/min, fair %v\n", g.MaxPrompt, g.MaxOutput, g.ClientBudget, g.Fair)
-	}
 }

@@ -1,0 +1,112 @@
+package load
+
+import (
+	"time"
+
+	"github.com/tokbench/tokbench/gpu"
+)
+
+// Engine is what the scheduler needs of a llama.cpp context
+// (engine.Context has it); tests use a fake with a known latency curve.
+type Engine interface {
+	Add(seq, pos, n int) error
+	Decode() error
+	Remove(seq int)
+	BatchCapacity() int
+}
+
+// Options say how requests are served.
+type Options struct {
+	Slots int // sequences decoding at once (the context's n_seq_max)
+	// Concurrency is the closed loop's clients, each with one request in
+	// flight; 0: an open loop (Request.At).
+	Concurrency int
+	// Clients: open loop, the legitimate clients the conversations come
+	// from, in turn (for budgets and fairness; default Slots).
+	Clients int
+	// AbusiveClients send the Abusive requests: closed loop, that many of
+	// the Concurrency clients; open loop, extra clients.
+	AbusiveClients int
+	Guards
+	Observer Observer // live figures (nil: none)
+}
+
+// Guards are what a serving stack applies against abusive clients.
+type Guards struct {
+	MaxPrompt int `json:"max_prompt,omitempty"` // reject longer prompts (0: no cap)
+	MaxOutput int `json:"max_output,omitempty"` // reject requests asking for more output
+	// ClientBudget is each client's tokens (prompt + output) per minute:
+	// a token bucket that holds a minute's worth; a request it cannot pay
+	// for is rejected, as a 429 would.
+	ClientBudget int `json:"client_budget_per_min,omitempty"`
+	// Fair admits the queued request of the least-served client first and
+	// splits each step's prefill tokens evenly among the sequences, so one
+	// long prompt cannot fill every step.
+	Fair bool `json:"fair,omitempty"`
+}
+
+// Any says whether a guard is on.
+func (g Guards) Any() bool { return g != Guards{} }
+
+// Observer sees the run as it goes.
+type Observer interface {
+	Step(StepStats)    // after each decode step
+	Done(*Outcome)     // a request finished or was rejected
+	Second(sec Second) // a second of the timeline is complete
+}
+
+// StepStats is one decode step.
+type StepStats struct {
+	Queue, Active, KVUsed int
+	Tokens, Produced      int // in the batch; output tokens it gave
+	Step, Decode          time.Duration
+}
+
+// Outcome is what happened to one request.
+type Outcome struct {
+	Request
+	Status   string    `json:"status"` // ok, rejected, unfinished
+	Reason   string    `json:"reason,omitempty"`
+	Reused   int       `json:"reused_tokens,omitempty"` // prompt tokens whose KV cells the slot kept
+	QueueMs  float64   `json:"queue_ms"`
+	TTFTMs   float64   `json:"ttft_ms"`
+	E2EMs    float64   `json:"e2e_ms"`
+	OutputTs float64   `json:"output_ts"` // tokens after the first over the time they took
+	ITLMs    []float64 `json:"-"`
+	ITLP50Ms float64   `json:"itl_p50_ms"`
+	ITLP99Ms float64   `json:"itl_p99_ms"`
+	next     *Outcome  // the conversation's next turn
+	arrived  time.Time
+	admitted time.Time
+	firstTok time.Time
+	lastTok  time.Time
+	pos, gen int
+	seq      int
+}
+
+// Second is the state of the server over one second of the run.
+type Second struct {
+	T         int     `json:"t"`
+	Queue     int     `json:"queue"`     // waiting requests (at the second's end)
+	Active    int     `json:"active"`    // sequences being served
+	KVUsed    int     `json:"kv_used"`   // cells held, by active sequences and kept conversations
+	OutputTps float64 `json:"output_ts"` // tokens generated in the second
+	Steps     int     `json:"steps"`
+	// Telemetry is what the GPUs and the host did in the second.
+	Telemetry *gpu.Window `json:"telemetry,omitempty"`
+}
+
+func finish(s *Outcome, end time.Time) {
+	s.Status = "ok"
+	s.QueueMs = ms(s.admitted.Sub(s.arrived))
+	s.TTFTMs = ms(s.firstTok.Sub(s.arrived))
+	s.E2EMs = ms(end.Sub(s.arrived))
+	if d := end.Sub(s.firstTok).Seconds(); d > 0 {
+		s.OutputTs = float64(s.gen-1) / d
+	}
+	if len(s.ITLMs) > 0 {
+		s.ITLP50Ms, s.ITLP99Ms = pct(s.ITLMs, 50), pct(s.ITLMs, 99)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
