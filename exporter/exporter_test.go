@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/load"
 )
 
@@ -21,12 +22,7 @@ func TestServesLiveFigures(t *testing.T) {
 	e.Done(&load.Outcome{Status: "ok", TTFTMs: 120, E2EMs: 900, ITLMs: []float64{20, 30}})
 	e.Done(&load.Outcome{Request: load.Request{Abusive: true}, Status: "rejected"})
 	e.Second(load.Second{OutputTps: 250})
-	resp, err := http.Get("http://" + e.Addr() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := get(t, e)
 	for _, want := range []string{
 		"tokbench_queue_depth 3", "tokbench_active_sequences 5", "tokbench_kv_cells_used 700",
 		"tokbench_output_tokens_total 5", "tokbench_batch_tokens_total 60", "tokbench_steps_total 1",
@@ -35,11 +31,34 @@ func TestServesLiveFigures(t *testing.T) {
 		"tokbench_output_tokens_per_second 250", `tokbench_run_info{scenario="abuse",workload="short"} 1`,
 		"tokbench_scheduler_seconds_total 0.001",
 	} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("no %q in\n%s", want, body)
 		}
+	}
+	// The host's telemetry, from a sampler without NVML.
+	smp, err := gpu.NewSampler(nil, nil, 50, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp.Start()
+	defer smp.Stop()
+	e.WatchSampler(smp)
+	time.Sleep(100 * time.Millisecond)
+	if body := get(t, e); !strings.Contains(body, `tokbench_rss{device="host"}`) || !strings.Contains(body, `tokbench_cpu_pct{device="host"}`) {
+		t.Errorf("no host telemetry in\n%s", body)
 	}
 	if err := New().Serve("bad:address:1"); err == nil || !strings.Contains(err.Error(), "--metrics-addr") {
 		t.Errorf("bad address: %v", err)
 	}
+}
+
+func get(t *testing.T, e *Exporter) string {
+	t.Helper()
+	resp, err := http.Get("http://" + e.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
 }

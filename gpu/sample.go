@@ -30,6 +30,9 @@ const (
 	numMetrics
 )
 
+// NumMetrics is how many metrics there are (Metric(0) to NumMetrics-1).
+const NumMetrics = numMetrics
+
 var metricNames = [numMetrics]string{"gpu_util", "mem_util", "sm_clock_mhz", "mem_clock_mhz", "power_w", "temp_c", "mem_used",
 	"pcie_tx_kbs", "pcie_rx_kbs", "dram_bw_util", "sm_active", "sm_occupancy", "tensor_active", "cpu_pct", "rss", "mem_available"}
 

@@ -108,6 +108,9 @@ func doLoad(c *cli.Context) error {
 	}
 	if sampler != nil {
 		defer sampler.Stop()
+		if exp != nil {
+			exp.WatchSampler(sampler)
+		}
 	}
 	sv, err := server(c, model, longest)
 	if err != nil {
