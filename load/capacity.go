@@ -164,7 +164,11 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 		res.Probes = append(res.Probes, *p)
 	}
 	sort.Slice(res.Probes, func(i, j int) bool {
-		return res.Probes[i].Concurrency+int(res.Probes[i].Rate*1e6) < res.Probes[j].Concurrency+int(res.Probes[j].Rate*1e6)
+		a, b := res.Probes[i], res.Probes[j]
+		if a.Concurrency != b.Concurrency {
+			return a.Concurrency < b.Concurrency
+		}
+		return a.Rate < b.Rate
 	})
 	if open {
 		res.Rate = lo

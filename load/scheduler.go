@@ -79,9 +79,9 @@ func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Outcome
 		}
 		decodeTime += end.Sub(d0)
 		produced := s.advance(parts, end)
-		timeline = s.tick(timeline, end, produced)
+		st := s.state()
+		timeline = s.tick(timeline, end, produced, st)
 		if s.o.Observer != nil {
-			st := s.state()
 			st.Tokens, st.Produced, st.Step, st.Decode = tokens, produced, end.Sub(t0), end.Sub(d0)
 			s.o.Observer.Step(st)
 		}
@@ -387,7 +387,7 @@ func (s *sched) state() StepStats {
 }
 
 // tick adds a step to the per-second timeline.
-func (s *sched) tick(timeline []Second, end time.Time, produced int) []Second {
+func (s *sched) tick(timeline []Second, end time.Time, produced int, st StepStats) []Second {
 	sec := int(end.Sub(s.start).Seconds())
 	for len(timeline) <= sec {
 		if n := len(timeline); n > 0 && s.o.Observer != nil {
@@ -396,7 +396,6 @@ func (s *sched) tick(timeline []Second, end time.Time, produced int) []Second {
 		timeline = append(timeline, Second{T: len(timeline)})
 	}
 	cur := &timeline[sec]
-	st := s.state()
 	cur.OutputTps += float64(produced)
 	cur.Queue, cur.Active, cur.KVUsed = st.Queue, st.Active, st.KVUsed
 	cur.Steps++

@@ -149,18 +149,26 @@ func probeLoad(p load.Probe) string {
 	return fmt.Sprint(p.Concurrency)
 }
 
-func appendJSON(path string, v any) error {
+// appendJSON appends values to a file, a JSON line each, and syncs it.
+func appendJSON(path string, values ...any) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	if err := json.NewEncoder(f).Encode(v); err != nil {
-		f.Close()
+	enc := json.NewEncoder(f)
+	for _, v := range values {
+		if err == nil {
+			err = enc.Encode(v)
+		}
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("results %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return nil
 }

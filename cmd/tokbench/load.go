@@ -216,33 +216,18 @@ func printRuns(c *cli.Context, w load.Workload, runs []load.Result) error {
 	return nil
 }
 
+// writeLoad appends a run to a results file: a line per request, then the
+// run's own.
 func writeLoad(path string, w load.Workload, run *load.Result) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("load results: %w", err)
-	}
-	enc := json.NewEncoder(f)
+	lines := make([]any, 0, len(run.Requests)+1)
 	for _, o := range run.Requests {
-		if err == nil {
-			err = enc.Encode(load.Line{Kind: "request", Scenario: run.Scenario, Request: o})
-		}
+		lines = append(lines, load.Line{Kind: "request", Scenario: run.Scenario, Request: o})
 	}
 	r := *run
 	r.Requests = nil
-	if err == nil {
-		err = enc.Encode(load.Line{Kind: "load", Workload: &w, Run: &r, Host: gpu.ReadHost().CPUModel,
-			Tool: "tokbench " + version, BuildCommit: engine.LlamaCommit, OllamaVersion: engine.OllamaVersion})
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("load results %s: %w", path, err)
-	}
-	return nil
+	lines = append(lines, load.Line{Kind: "load", Workload: &w, Run: &r, Host: gpu.ReadHost().CPUModel,
+		Tool: "tokbench " + version, BuildCommit: engine.LlamaCommit, OllamaVersion: engine.OllamaVersion})
+	return appendJSON(path, lines...)
 }
 
 func printLoad(out io.Writer, w load.Workload, r load.Result) {
