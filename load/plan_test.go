@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -55,6 +56,16 @@ func TestMultiTurn(t *testing.T) {
 	// and positions still line up (the fake checks).
 	if _, _, _, err := Run(context.Background(), newFake(t), reqs, Options{Slots: 2, Concurrency: 4}); err != nil {
 		t.Fatal(err)
+	}
+	// A rejected turn ends its conversation: the turns after it are not sent.
+	conv := []Request{{ID: 0, Prompt: 10, Output: 4}, {ID: 1, Turn: 1, Prefix: 14, Prompt: 40, Output: 4}, {ID: 2, Turn: 2, Prefix: 44, Prompt: 50, Output: 4}}
+	outs, _, _, err = Run(context.Background(), newFake(t), conv, Options{Slots: 1, Concurrency: 1, Guards: Guards{MaxPrompt: 30}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outs[0].Status != "ok" || outs[1].Status != "rejected" || !strings.Contains(outs[1].Reason, "caps") ||
+		outs[2].Status != "rejected" || outs[2].Reason != "turn 1 of the conversation was rejected" {
+		t.Errorf("%+v\n%+v\n%+v", outs[0], outs[1], outs[2])
 	}
 }
 
@@ -153,6 +164,29 @@ func TestClientBudget(t *testing.T) {
 	}
 	if outs[0].Status != "ok" || outs[1].Status != "ok" || outs[2].Status != "rejected" || !strings.Contains(outs[2].Reason, "budget of 1000 tokens per minute") {
 		t.Errorf("%+v\n%+v\n%+v", outs[0], outs[1], outs[2])
+	}
+	// 600 tokens per minute (10 a second), requests of 10: the bucket
+	// empties after about 60; the next is told when to retry, and the
+	// client waits that long before it sends again.
+	reqs = nil
+	for i := 0; i < 62; i++ {
+		reqs = append(reqs, Request{ID: i, Conv: i, Prompt: 5, Output: 5})
+	}
+	outs, _, _, err = Run(context.Background(), newFake(t), reqs, Options{Slots: 1, Concurrency: 1, Guards: Guards{ClientBudget: 600}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := 0
+	for r < len(outs) && outs[r].Status == "ok" {
+		r++
+	}
+	if r < 55 || r >= len(outs)-1 || !strings.Contains(outs[r].Reason, "retry after") {
+		t.Fatalf("first rejection at %d of %d: %+v", r, len(outs), outs[min(r, len(outs)-1)])
+	}
+	var wait float64
+	fmt.Sscanf(outs[r].Reason[strings.Index(outs[r].Reason, "retry after")+12:], "%gs", &wait)
+	if gap := outs[r+1].arrived.Sub(outs[r].arrived).Seconds(); wait <= 0 || gap < 0.9*wait || outs[r+1].Status != "ok" {
+		t.Errorf("after a rejection asking %.2fs: the next request %.2fs later, %s", wait, gap, outs[r+1].Status)
 	}
 }
 

@@ -20,6 +20,13 @@ type bucket struct {
 	at    time.Time
 }
 
+// idle is a closed-loop client that may send at a time: now, or when a
+// rejection's retry-after has passed.
+type idle struct {
+	client int
+	at     time.Time
+}
+
 // sched is one run's state.
 type sched struct {
 	o       Options
@@ -28,13 +35,12 @@ type sched struct {
 	outs    []*Outcome
 	streams [2][]*Outcome // legitimate, abusive: conversation starts in order
 	nexts   [2]int
-	idle    []int // closed loop: clients with nothing in flight
+	idle    []idle // closed loop: clients with nothing in flight
 	queue   []*Outcome
 	slots   []slot
 	served  map[int]int // tokens processed per client (fairness)
 	budgets map[int]*bucket
 	legit   int // legitimate requests not yet done
-	second  Second
 }
 
 // Run serves requests through eng until every legitimate request is done
@@ -59,10 +65,10 @@ func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Outcome
 		s.admit(t0)
 		tokens, parts := s.batch()
 		if len(parts) == 0 {
-			if s.o.Concurrency == 0 && s.waitArrival() {
+			if s.wait() {
 				continue
 			}
-			break // nothing can run: only abusive clients, out of requests
+			break // nothing left to run
 		}
 		for _, p := range parts {
 			if err = eng.Add(p.out.seq, p.out.pos, p.n); err != nil {
@@ -124,7 +130,7 @@ func (s *sched) setup(reqs []Request) {
 		}
 	}
 	for c := s.o.Concurrency - 1; c >= 0; c-- {
-		s.idle = append(s.idle, c)
+		s.idle = append(s.idle, idle{client: c, at: s.start})
 	}
 	for i := range s.slots {
 		s.slots[i].conv = -1
@@ -145,9 +151,12 @@ func convKey(o *Outcome) int { return o.Conv<<1 | stream(o) }
 // next conversation; an open loop lets conversations in at their times.
 func (s *sched) arrivals(now time.Time) {
 	if s.o.Concurrency > 0 {
-		for len(s.idle) > 0 {
-			c := s.idle[len(s.idle)-1]
-			s.idle = s.idle[:len(s.idle)-1]
+		for i := len(s.idle) - 1; i >= 0; i = min(i-1, len(s.idle)-1) {
+			if s.idle[i].at.After(now) {
+				continue // told to retry later
+			}
+			c := s.idle[i].client
+			s.idle = append(s.idle[:i], s.idle[i+1:]...)
 			k := 0
 			if c < s.o.AbusiveClients {
 				k = 1
@@ -176,21 +185,33 @@ func (s *sched) arrivals(now time.Time) {
 	}
 }
 
-// waitArrival sleeps until the next open-loop arrival (at most 50 ms);
-// false when none is coming.
-func (s *sched) waitArrival() bool {
-	next := -1.0
-	for k := range s.streams {
-		if s.nexts[k] < len(s.streams[k]) {
-			if at := s.streams[k][s.nexts[k]].At; next < 0 || at < next {
-				next = at
-			}
+// wait sleeps until the next open-loop arrival or the end of a closed-loop
+// client's retry-after (at most 50 ms); false when nothing is coming.
+func (s *sched) wait() bool {
+	var next time.Time
+	soonest := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
 		}
 	}
-	if next < 0 {
+	for _, c := range s.idle {
+		k := 0
+		if c.client < s.o.AbusiveClients {
+			k = 1
+		}
+		if s.nexts[k] < len(s.streams[k]) {
+			soonest(c.at)
+		}
+	}
+	for k := range s.streams {
+		if s.o.Concurrency == 0 && s.nexts[k] < len(s.streams[k]) {
+			soonest(s.start.Add(time.Duration(s.streams[k][s.nexts[k]].At * float64(time.Second))))
+		}
+	}
+	if next.IsZero() {
 		return false
 	}
-	time.Sleep(min(time.Until(s.start.Add(time.Duration(next*float64(time.Second)))), 50*time.Millisecond))
+	time.Sleep(min(time.Until(next), 50*time.Millisecond))
 	return true
 }
 
@@ -200,15 +221,21 @@ func (s *sched) arrive(out *Outcome, client int, now time.Time) {
 	switch {
 	case (g.MaxPrompt > 0 && out.Prompt > g.MaxPrompt) || (g.MaxOutput > 0 && out.Output > g.MaxOutput):
 		s.reject(out, fmt.Sprintf("prompt %d / output %d tokens exceed the caps of %d / %d", out.Prompt, out.Output, g.MaxPrompt, g.MaxOutput), now)
-	case g.ClientBudget > 0 && !s.pay(out, now):
-		s.reject(out, fmt.Sprintf("client %d is over its budget of %d tokens per minute", client, g.ClientBudget), now)
+	case g.ClientBudget > 0:
+		if wait, ok := s.pay(out, now); !ok {
+			s.reject(out, fmt.Sprintf("client %d is over its budget of %d tokens per minute (retry after %.1fs)", client, g.ClientBudget, wait.Seconds()), now.Add(wait))
+			return
+		}
+		s.queue = append(s.queue, out)
 	default:
 		s.queue = append(s.queue, out)
 	}
 }
 
-// pay takes a request's tokens from its client's bucket, if it holds them.
-func (s *sched) pay(out *Outcome, now time.Time) bool {
+// pay takes a request's tokens from its client's bucket, if it holds
+// them; if not, it says how long until it would (a request larger than the
+// whole budget: never, and no wait is asked).
+func (s *sched) pay(out *Outcome, now time.Time) (time.Duration, bool) {
 	b := s.budgets[out.Client]
 	capacity := float64(s.o.ClientBudget)
 	if b == nil {
@@ -218,32 +245,49 @@ func (s *sched) pay(out *Outcome, now time.Time) bool {
 	b.level = min(capacity, b.level+now.Sub(b.at).Seconds()*capacity/60)
 	b.at = now
 	cost := float64(out.Prompt + out.Output)
+	if cost > capacity {
+		return 0, false
+	}
 	if cost > b.level {
-		return false
+		return time.Duration((cost - b.level) / (capacity / 60) * float64(time.Second)), false
 	}
 	b.level -= cost
-	return true
+	return 0, true
 }
 
-func (s *sched) reject(out *Outcome, reason string, now time.Time) {
+// reject turns a request away; its client sends again at retry (a
+// closed-loop client told to wait, as by a 429's Retry-After).
+func (s *sched) reject(out *Outcome, reason string, retry time.Time) {
 	out.Status, out.Reason = "rejected", reason
-	s.release(out, now)
+	s.release(out, retry)
 }
 
-// release ends a request: its conversation's next turn arrives now from
-// the same client; otherwise a closed-loop client is free again.
-func (s *sched) release(out *Outcome, now time.Time) {
+// release ends a request: its conversation's next turn arrives from the
+// same client; otherwise (or if it was rejected, which ends the
+// conversation) a closed-loop client is free again at time at: now, or
+// after a retry-after.
+func (s *sched) release(out *Outcome, at time.Time) {
+	s.done(out)
+	if out.Status != "rejected" && out.next != nil {
+		s.arrive(out.next, out.Client, at)
+		return
+	}
+	for n := out.next; n != nil; n = n.next {
+		n.Client, n.arrived = out.Client, at
+		n.Status, n.Reason = "rejected", fmt.Sprintf("turn %d of the conversation was rejected", out.Turn)
+		s.done(n)
+	}
+	if s.o.Concurrency > 0 {
+		s.idle = append(s.idle, idle{client: out.Client, at: at})
+	}
+}
+
+func (s *sched) done(out *Outcome) {
 	if !out.Abusive {
 		s.legit--
 	}
 	if s.o.Observer != nil {
 		s.o.Observer.Done(out)
-	}
-	switch {
-	case out.next != nil:
-		s.arrive(out.next, out.Client, now)
-	case s.o.Concurrency > 0:
-		s.idle = append(s.idle, out.Client)
 	}
 }
 
