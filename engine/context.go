@@ -204,6 +204,31 @@ func (c *Context) Step(nSeq, pos int, s *SamplerSet) error {
 	return c.decodeErr("decode", rc)
 }
 
+// Generate runs n Steps from position pos in one call into llama.cpp (a
+// call per token would wake Go's runtime monitor, whose wake-ups take CPU
+// from the decode threads on a small machine) and fills ends with the
+// start (ends[0]) and the end of each step, in nanoseconds of a monotonic
+// clock; len(ends) must be at least n+1. On an error, done steps finished.
+func (c *Context) Generate(nSeq, pos, n int, s *SamplerSet, ends []int64) (done int, err error) {
+	if len(ends) < n+1 {
+		return 0, fmt.Errorf("generate: %d timestamps for %d steps", len(ends), n)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	var chains **C.struct_llama_sampler
+	var toks *C.int32_t
+	if s != nil {
+		if len(s.chains) < nSeq {
+			return 0, fmt.Errorf("decode: %d sequences but %d sampler chains", nSeq, len(s.chains))
+		}
+		chains, toks = &s.chains[0], c.toks
+	}
+	var d C.int32_t
+	rc := C.tb_generate(c.c, C.int32_t(nSeq), C.int32_t(pos), C.int32_t(n), chains, toks, (*C.int64_t)(unsafe.Pointer(&ends[0])), &d)
+	return int(d), c.decodeErr("decode", rc)
+}
+
 // SeedTokens sets the tokens the next sampled Step starts from.
 func (c *Context) SeedTokens(nSeq int) {
 	toks := unsafe.Slice(c.toks, c.Opts.NSeqMax)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"crypto/sha256"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -319,5 +320,38 @@ func TestPresetsMatchRealModels(t *testing.T) {
 		if err := Presets[name].Check(); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+func TestGenerateTimesEachStep(t *testing.T) {
+	f16, _, _ := tinyModels(t)
+	m, err := LoadModel(f16, DefaultModelOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 64, NUBatch: 64, NSeqMax: 2, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ends := make([]int64, 17)
+	if done, err := c.Generate(2, 0, 16, nil, ends); err != nil || done != 16 {
+		t.Fatalf("done %d: %v", done, err)
+	}
+	for i := 1; i < len(ends); i++ {
+		if ends[i] <= ends[i-1] {
+			t.Fatalf("step %d ends at %d, before %d", i, ends[i], ends[i-1])
+		}
+	}
+	if c.SeqPosMax(0) != 15 || c.SeqPosMax(1) != 15 {
+		t.Errorf("positions held: %d, %d", c.SeqPosMax(0), c.SeqPosMax(1))
+	}
+	if _, err := c.Generate(1, 16, 8, nil, ends[:8]); err == nil {
+		t.Error("too few timestamps accepted")
+	}
+	c.Cancel()
+	if done, err := c.Generate(1, 16, 4, nil, ends); !errors.Is(err, ErrCanceled) || done != 0 {
+		t.Errorf("after Cancel: done %d, %v", done, err)
 	}
 }

@@ -43,6 +43,12 @@ int tb_prefill(tb_ctx *c, int32_t n_seq, int32_t n_tokens, int32_t pos0, int32_t
 // case each sequence's token is the one its sampler picked after the last
 // step (tokens[] carries them between steps).
 int tb_step(tb_ctx *c, int32_t n_seq, int32_t pos, struct llama_sampler **samplers, int32_t *tokens);
+// tb_generate runs n steps (tb_step at pos0, pos0+1, ...) in one call, so
+// that the caller's runtime is not entered once per token; ends_ns[0] is
+// the start and ends_ns[i+1] the end of step i (CLOCK_MONOTONIC). On an
+// error, *done steps were completed.
+int tb_generate(tb_ctx *c, int32_t n_seq, int32_t pos0, int32_t n, struct llama_sampler **samplers, int32_t *tokens,
+                int64_t *ends_ns, int32_t *done);
 
 // Synthetic model data: fill n rows of n_per_row random values uniform in
 // [-scale, scale) (or all equal to scale when constant) and convert them to

@@ -110,6 +110,7 @@ func (s *session) prompt(p Point) (*Record, error) {
 func (s *session) generate(p Point, smp *engine.SamplerSet, sampling string) (*Record, error) {
 	ns := make([]float64, 0, p.Reps)
 	steps := make([]float64, 0, p.Reps*p.NGen)
+	ends := make([]int64, p.NGen+1)
 	s.reps = s.reps[:0]
 	for r := 0; r < p.Reps; r++ {
 		if r > 0 && s.stopping() {
@@ -124,17 +125,14 @@ func (s *session) generate(p Point, smp *engine.SamplerSet, sampling string) (*R
 		}
 		s.depth = -1
 		t0 := time.Now()
-		prev := t0
-		for i := 0; i < p.NGen; i++ {
-			if err := s.c.Step(p.Parallel, p.NDepth+i, smp); err != nil {
-				return nil, fmt.Errorf("tg%d repetition %d step %d: %w", p.NGen, r+1, i+1, err)
-			}
-			now := time.Now()
-			steps = append(steps, float64(now.Sub(prev).Nanoseconds()))
-			prev = now
+		if done, err := s.c.Generate(p.Parallel, p.NDepth, p.NGen, smp, ends); err != nil {
+			return nil, fmt.Errorf("tg%d repetition %d step %d: %w", p.NGen, r+1, done+1, err)
 		}
-		ns = append(ns, float64(prev.Sub(t0).Nanoseconds()))
-		s.reps = append(s.reps, [2]time.Time{t0, prev})
+		for i := 1; i <= p.NGen; i++ {
+			steps = append(steps, float64(ends[i]-ends[i-1]))
+		}
+		ns = append(ns, float64(ends[p.NGen]-ends[0]))
+		s.reps = append(s.reps, [2]time.Time{t0, t0.Add(time.Duration(ends[p.NGen] - ends[0]))})
 		s.depth = p.NDepth + p.NGen
 	}
 	rec := rates(ns, p.Parallel*p.NGen, p.Parallel)
