@@ -30,10 +30,11 @@ func main() {
 	model := flag.String("m", "", "model")
 	depths := flag.String("d", "0,512,1024,2048", "depths")
 	reps := flag.Int("r", 3, "repetitions")
+	rounds := flag.Int("rounds", 2, "rounds, in ABBA order (sweep first, then one by one first, ...)")
 	extra := flag.String("args", "", "more flags for both, space-separated (e.g. \"-p 512 -n 128\")")
 	flag.Parse()
-	if *model == "" {
-		fmt.Fprintln(os.Stderr, "sweepbench: give -m MODEL")
+	if *model == "" || *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "sweepbench: give -m MODEL and -rounds of at least 1")
 		os.Exit(2)
 	}
 	more := strings.Fields(*extra)
@@ -41,41 +42,55 @@ func main() {
 	check(err)
 	defer os.RemoveAll(dir)
 
-	out := filepath.Join(dir, "sweep.jsonl")
-	args := append([]string{"sweep", "-m", *model, "-d", *depths, "-r", strconv.Itoa(*reps), "--out", out, "-o", "jsonl"}, more...)
-	t0 := time.Now()
-	_, err = exec.Command(*tb, args...).Output()
-	check(err)
-	sweepWall := time.Since(t0)
-	data, err := os.ReadFile(out)
-	check(err)
-	sweepTs := map[string]float64{}
+	sweepTs, runTs := map[string][]float64{}, map[string][]float64{}
+	var sweepWall, runWall time.Duration
 	var phases [4]float64
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var r rec
-		check(json.Unmarshal([]byte(line), &r))
-		sweepTs[r.Test] = r.AvgTs
-		if r.Phases != nil {
-			phases[0] += r.Phases.Load
-			phases[1] += r.Phases.Warmup
-			phases[2] += r.Phases.Depth
-			phases[3] += r.Phases.Measure
+	sweep := func(round int) {
+		out := filepath.Join(dir, fmt.Sprintf("sweep-%d.jsonl", round))
+		args := append([]string{"sweep", "-m", *model, "-d", *depths, "-r", strconv.Itoa(*reps), "--out", out, "-o", "jsonl"}, more...)
+		t0 := time.Now()
+		_, err := exec.Command(*tb, args...).Output()
+		check(err)
+		sweepWall += time.Since(t0)
+		data, err := os.ReadFile(out)
+		check(err)
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var r rec
+			check(json.Unmarshal([]byte(line), &r))
+			sweepTs[r.Test] = append(sweepTs[r.Test], r.AvgTs)
+			if r.Phases != nil {
+				phases[0] += r.Phases.Load
+				phases[1] += r.Phases.Warmup
+				phases[2] += r.Phases.Depth
+				phases[3] += r.Phases.Measure
+			}
 		}
 	}
-
-	runTs := map[string]float64{}
-	var runWall time.Duration
-	for _, d := range strings.Split(*depths, ",") {
-		args := append([]string{"run", "-m", *model, "-d", d, "-r", strconv.Itoa(*reps), "-o", "json"}, more...)
-		t0 := time.Now()
-		b, err := exec.Command(*tb, args...).Output()
-		check(err)
-		runWall += time.Since(t0)
-		var rs []rec
-		check(json.Unmarshal(b, &rs))
-		for _, r := range rs {
-			runTs[r.Test] = r.AvgTs
+	oneByOne := func() {
+		for _, d := range strings.Split(*depths, ",") {
+			args := append([]string{"run", "-m", *model, "-d", d, "-r", strconv.Itoa(*reps), "-o", "json"}, more...)
+			t0 := time.Now()
+			b, err := exec.Command(*tb, args...).Output()
+			check(err)
+			runWall += time.Since(t0)
+			var rs []rec
+			check(json.Unmarshal(b, &rs))
+			for _, r := range rs {
+				runTs[r.Test] = append(runTs[r.Test], r.AvgTs)
+			}
 		}
+	}
+	for round := 0; round < *rounds; round++ {
+		// ABBA: a machine that speeds up or slows down over the bench
+		// favours neither side.
+		if round%2 == 0 {
+			sweep(round)
+			oneByOne()
+		} else {
+			oneByOne()
+			sweep(round)
+		}
+		fmt.Fprintf(os.Stderr, "round %d/%d done\n", round+1, *rounds)
 	}
 
 	var tests []string
@@ -85,11 +100,22 @@ func main() {
 	sort.Strings(tests)
 	fmt.Printf("%-14s %12s %12s %8s\n", "test", "run t/s", "sweep t/s", "ratio")
 	for _, t := range tests {
-		fmt.Printf("%-14s %12.2f %12.2f %8.3f\n", t, runTs[t], sweepTs[t], sweepTs[t]/runTs[t])
+		r, s := median(runTs[t]), median(sweepTs[t])
+		fmt.Printf("%-14s %12.2f %12.2f %8.3f\n", t, r, s, s/r)
 	}
-	fmt.Printf("\nwall time: one by one %.1fs, sweep %.1fs: ratio %.3f (target <= 0.6)\n", runWall.Seconds(), sweepWall.Seconds(), sweepWall.Seconds()/runWall.Seconds())
-	fmt.Printf("sweep phases: load %.1fs, warm-up %.1fs, depth fill %.1fs, measuring %.1fs\n", phases[0]/1000, phases[1]/1000, phases[2]/1000, phases[3]/1000)
+	n := float64(*rounds)
+	fmt.Printf("\nwall time per round: one by one %.1fs, sweep %.1fs: ratio %.3f (target <= 0.6)\n", runWall.Seconds()/n, sweepWall.Seconds()/n, sweepWall.Seconds()/runWall.Seconds())
+	fmt.Printf("sweep phases per round: load %.1fs, warm-up %.1fs, depth fill %.1fs, measuring %.1fs\n", phases[0]/1000/n, phases[1]/1000/n, phases[2]/1000/n, phases[3]/1000/n)
 	fmt.Printf("(measuring is the same work in both: the ratio cannot go below measuring / one-by-one = %.3f)\n", phases[3]/1000/runWall.Seconds())
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
 }
 
 func check(err error) {
