@@ -50,7 +50,10 @@ func tokbench(t *testing.T, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
-	cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
+	cmd.Env = os.Environ()
+	if os.Getenv("TOKBENCH_CACHE") == "" {
+		cmd.Env = append(cmd.Env, "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -159,6 +162,7 @@ func TestRunFormats(t *testing.T) {
 }
 
 func TestRunSynthCached(t *testing.T) {
+	t.Setenv("TOKBENCH_CACHE", t.TempDir()) // empty: the first run synthesizes
 	r := tokbench(t, "run", "--synth", "tiny", "--synth-type", "q4_0", "-p", "16", "-n", "4", "-r", "1")
 	if r.code != 0 || !strings.Contains(r.stderr, "synthesizing") {
 		t.Fatalf("first run: exit %d, stderr %s", r.code, r.stderr)
