@@ -209,6 +209,12 @@ func loadCharts(lines []load.Line) []chart {
 
 // WriteLoad writes a load results file's runs and capacity searches.
 func WriteLoad(w io.Writer, format string, lines []load.Line) error {
+	return WriteLoadWith(w, format, lines, nil)
+}
+
+// WriteLoadWith is WriteLoad plus, in HTML, timelines of raw telemetry
+// samples.
+func WriteLoadWith(w io.Writer, format string, lines []load.Line, tl Timeline) error {
 	grids := loadGrids(lines)
 	switch format {
 	case "table", "md":
@@ -251,7 +257,7 @@ func WriteLoad(w io.Writer, format string, lines []load.Line) error {
 		if len(lines) > 0 {
 			fmt.Fprintf(&b, "<p>%s; %s, llama.cpp %s (ollama %s)</p>\n", esc(lines[0].Host), esc(lines[0].Tool), esc(lines[0].BuildCommit), esc(lines[0].OllamaVersion))
 		}
-		for i, c := range loadCharts(lines) {
+		for i, c := range append(loadCharts(lines), tl.charts()...) {
 			fmt.Fprintf(&b, "<figure id=\"chart-%d\">%s</figure>\n", i+1, c.svg(false))
 		}
 		for _, g := range grids {
@@ -266,6 +272,6 @@ func WriteLoad(w io.Writer, format string, lines []load.Line) error {
 
 // LoadMarkdownFiles writes the Markdown tables to path and each chart as
 // an SVG file beside it, as MarkdownFiles does for sweeps.
-func LoadMarkdownFiles(path string, lines []load.Line) error {
-	return markdownFiles(path, loadCharts(lines), func(w io.Writer) error { return WriteLoad(w, "md", lines) })
+func LoadMarkdownFiles(path string, lines []load.Line, tl Timeline) error {
+	return markdownFiles(path, append(loadCharts(lines), tl.charts()...), func(w io.Writer) error { return WriteLoad(w, "md", lines) })
 }

@@ -64,7 +64,7 @@ func TestLoadReport(t *testing.T) {
 		t.Errorf("%d charts in the page", n)
 	}
 	md := filepath.Join(t.TempDir(), "r.md")
-	if err := LoadMarkdownFiles(md, lines); err != nil {
+	if err := LoadMarkdownFiles(md, lines, nil); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(md)

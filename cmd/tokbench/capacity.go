@@ -58,13 +58,11 @@ func doCapacity(c *cli.Context) error {
 		return usagef("--max-concurrency or --slots %d: use 1 to %d", maxSlots, engine.MaxParallelSequences())
 	}
 	reqs := w.Generate(max(maxSlots*o.RequestsPerClient, o.Requests), o.Seed)
-	sampler, err := startTelemetry(c)
+	sampler, telemetryDone, err := serveTelemetry(c)
 	if err != nil {
 		return err
 	}
-	if sampler != nil {
-		defer sampler.Stop()
-	}
+	defer telemetryDone()
 	sv, err := server(c, model, longestAdmitted(reqs, g))
 	if err != nil {
 		return err

@@ -102,15 +102,13 @@ func doLoad(c *cli.Context) error {
 		defer exp.Close()
 		fmt.Fprintf(os.Stderr, "metrics at http://%s/metrics\n", exp.Addr())
 	}
-	sampler, err := startTelemetry(c)
+	sampler, telemetryDone, err := serveTelemetry(c)
 	if err != nil {
 		return err
 	}
-	if sampler != nil {
-		defer sampler.Stop()
-		if exp != nil {
-			exp.WatchSampler(sampler)
-		}
+	defer telemetryDone()
+	if sampler != nil && exp != nil {
+		exp.WatchSampler(sampler)
 	}
 	sv, err := server(c, model, longest)
 	if err != nil {

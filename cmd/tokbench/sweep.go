@@ -289,8 +289,15 @@ func reportCommand() *cli.Command {
 			if !contains(report.Formats, format) {
 				return usagef("output format %q: use one of %s", format, strings.Join(report.Formats, ", "))
 			}
+			var tl report.Timeline
+			if p := c.String("telemetry"); p != "" {
+				var err error
+				if tl, err = report.ReadTimeline(p); err != nil {
+					return err
+				}
+			}
 			if load.IsResults(files[0]) {
-				return reportLoad(files[0], format, c.String("out"))
+				return reportLoad(files[0], format, c.String("out"), tl)
 			}
 			recs, _, torn, err := sweep.ReadRecords(files[0])
 			if err != nil {
@@ -306,12 +313,6 @@ func reportCommand() *cli.Command {
 				}
 			}
 			recs = report.Grouped(recs)
-			var tl report.Timeline
-			if p := c.String("telemetry"); p != "" {
-				if tl, err = report.ReadTimeline(p); err != nil {
-					return err
-				}
-			}
 			out := c.String("out")
 			if out != "" && format == "md" {
 				return report.MarkdownFiles(out, recs, tl)
@@ -352,7 +353,7 @@ func workerCommand() *cli.Command {
 }
 
 // reportLoad writes the report of a load or capacity results file.
-func reportLoad(path, format, out string) error {
+func reportLoad(path, format, out string, tl report.Timeline) error {
 	lines, _, torn, err := load.ReadResults(path)
 	if err != nil {
 		return usageErr(err)
@@ -361,7 +362,7 @@ func reportLoad(path, format, out string) error {
 		fmt.Fprintf(os.Stderr, "%s: ignoring a torn last line\n", path)
 	}
 	if out != "" && format == "md" {
-		return report.LoadMarkdownFiles(out, lines)
+		return report.LoadMarkdownFiles(out, lines, tl)
 	}
 	w := os.Stdout
 	if out != "" {
@@ -369,7 +370,7 @@ func reportLoad(path, format, out string) error {
 			return err
 		}
 	}
-	err = report.WriteLoad(w, format, lines)
+	err = report.WriteLoadWith(w, format, lines, tl)
 	if out != "" {
 		if cerr := w.Close(); err == nil {
 			err = cerr

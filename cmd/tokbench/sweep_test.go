@@ -355,9 +355,13 @@ func TestLoadCommand(t *testing.T) {
 	// Multi-turn from a YAML file: later turns reuse the kept history.
 	wl := filepath.Join(t.TempDir(), "chat.yaml")
 	os.WriteFile(wl, []byte("prompt: uniform:8-32\noutput: uniform:4-12\nturns: 3\n"), 0o644)
-	res = loadJSON(t, tokbench(t, "load", "--synth", "tiny", "--workload", wl, "--concurrency", "2", "--requests", "12", "-o", "json"))
+	tel := filepath.Join(t.TempDir(), "samples.jsonl")
+	res = loadJSON(t, tokbench(t, "load", "--synth", "tiny", "--workload", wl, "--concurrency", "2", "--requests", "12", "--telemetry-out", tel, "-o", "json"))
 	if s := res.Scenarios[0].Summary; s.Completed != 12 || s.PrefixReused < 0.9 {
 		t.Errorf("multi-turn: %+v", s)
+	}
+	if st, err := os.Stat(tel); err != nil || st.Size() == 0 {
+		t.Errorf("raw samples: %v", err)
 	}
 	for _, bad := range [][]string{{"--workload", "chat"}, {"--prompt", "zipf:3"}, {"--requests", "0"}, {"--slo", "ttft=fast"},
 		{"--abusive-fraction", "0.2", "--abusive-shape", "loud"}, {"--workload", "localscore"}, {"--metrics-addr", "nowhere:-1"}} {
