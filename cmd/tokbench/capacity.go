@@ -58,11 +58,15 @@ func doCapacity(c *cli.Context) error {
 		return usagef("--max-concurrency or --slots %d: use 1 to %d", maxSlots, engine.MaxParallelSequences())
 	}
 	reqs := w.Generate(max(maxSlots*o.RequestsPerClient, o.Requests), o.Seed)
-	sampler, telemetryDone, err := serveTelemetry(c)
+	sampler, telemetryDone, err := telemetry(c)
 	if err != nil {
 		return err
 	}
-	defer telemetryDone()
+	defer func() {
+		if err := telemetryDone(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
 	sv, err := server(c, model, longestAdmitted(reqs, g))
 	if err != nil {
 		return err

@@ -102,11 +102,15 @@ func doLoad(c *cli.Context) error {
 		defer exp.Close()
 		fmt.Fprintf(os.Stderr, "metrics at http://%s/metrics\n", exp.Addr())
 	}
-	sampler, telemetryDone, err := serveTelemetry(c)
+	sampler, telemetryDone, err := telemetry(c)
 	if err != nil {
 		return err
 	}
-	defer telemetryDone()
+	defer func() {
+		if err := telemetryDone(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
 	if sampler != nil && exp != nil {
 		exp.WatchSampler(sampler)
 	}

@@ -98,21 +98,15 @@ func doRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sampler, err := startTelemetry(c)
+	sampler, telemetryDone, err := telemetry(c)
 	if err != nil {
 		return err
 	}
-	start := time.Now()
 	recs, err := sweep.Measure(c.Context, p, sweep.DescribeEnv(version), sampler, func(r sweep.Record) {
 		fmt.Fprintf(os.Stderr, "%s: %.2f t/s\n", r.Test, r.AvgTs)
 	})
-	if sampler != nil {
-		sampler.Stop()
-		if out := c.String("telemetry-out"); out != "" {
-			if werr := writeSamples(sampler, out, start); werr != nil && err == nil {
-				err = werr
-			}
-		}
+	if terr := telemetryDone(); terr != nil && err == nil {
+		err = terr
 	}
 	if dir, derr := sweep.CacheDir(); derr == nil {
 		if aerr := sweep.Annotate(recs, dir); aerr != nil {
@@ -153,6 +147,23 @@ func startTelemetry(c *cli.Context) (*gpu.Sampler, error) {
 		fmt.Fprintln(os.Stderr, note+"; sampling the host only")
 	}
 	return s, err
+}
+
+// telemetry starts the sampler the flags ask for (nil with
+// --no-telemetry); done stops it and writes its raw samples to
+// --telemetry-out, if given.
+func telemetry(c *cli.Context) (s *gpu.Sampler, done func() error, err error) {
+	if s, err = startTelemetry(c); err != nil || s == nil {
+		return nil, func() error { return nil }, err
+	}
+	start := time.Now()
+	return s, func() error {
+		s.Stop()
+		if p := c.String("telemetry-out"); p != "" {
+			return writeSamples(s, p, start)
+		}
+		return nil
+	}, nil
 }
 
 func writeSamples(s *gpu.Sampler, path string, from time.Time) error {

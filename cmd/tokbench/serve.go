@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -163,22 +162,4 @@ func longestAdmitted(reqs []load.Request, g load.Guards) int {
 		}
 	}
 	return longest
-}
-
-// serveTelemetry starts the sampler the flags ask for (nil with
-// --no-telemetry); done writes its raw samples to --telemetry-out, if
-// given, and stops it.
-func serveTelemetry(c *cli.Context) (s *gpu.Sampler, done func(), err error) {
-	if s, err = startTelemetry(c); err != nil || s == nil {
-		return nil, func() {}, err
-	}
-	start := time.Now()
-	return s, func() {
-		if p := c.String("telemetry-out"); p != "" {
-			if err := writeSamples(s, p, start); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-			}
-		}
-		s.Stop()
-	}, nil
 }
