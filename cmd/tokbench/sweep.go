@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -317,23 +318,12 @@ func reportCommand() *cli.Command {
 			if out != "" && format == "md" {
 				return report.MarkdownFiles(out, recs, tl)
 			}
-			w := os.Stdout
-			if out != "" {
-				if w, err = os.Create(out); err != nil {
-					return err
+			return toOut(out, func(w io.Writer) error {
+				if format == "html" {
+					return report.HTMLWith(w, recs, tl)
 				}
-			}
-			if format == "html" {
-				err = report.HTMLWith(w, recs, tl)
-			} else {
-				err = report.Write(w, format, recs)
-			}
-			if out != "" {
-				if cerr := w.Close(); err == nil {
-					err = cerr
-				}
-			}
-			return err
+				return report.Write(w, format, recs)
+			})
 		},
 	}
 }
@@ -364,17 +354,21 @@ func reportLoad(path, format, out string, tl report.Timeline) error {
 	if out != "" && format == "md" {
 		return report.LoadMarkdownFiles(out, lines, tl)
 	}
-	w := os.Stdout
-	if out != "" {
-		if w, err = os.Create(out); err != nil {
-			return err
-		}
+	return toOut(out, func(w io.Writer) error { return report.WriteLoadWith(w, format, lines, tl) })
+}
+
+// toOut runs write on the file out (created), or on standard output.
+func toOut(out string, write func(io.Writer) error) error {
+	if out == "" {
+		return write(os.Stdout)
 	}
-	err = report.WriteLoadWith(w, format, lines, tl)
-	if out != "" {
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }
