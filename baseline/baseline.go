@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/montanaflynn/stats"
+	"github.com/tokbench/tokbench/stats"
 
 	"github.com/tokbench/tokbench/sweep"
 )
@@ -134,9 +134,7 @@ func Merge(f *File, recs []sweep.Record, minEffect float64) (*File, error) {
 		if len(p.SamplesTs) > maxSamples {
 			p.SamplesTs = p.SamplesTs[len(p.SamplesTs)-maxSamples:]
 		}
-		p.MedianTs, _ = stats.Median(p.SamplesTs)
-		mad, _ := stats.MedianAbsoluteDeviationPopulation(p.SamplesTs)
-		p.MADTs = 1.4826 * mad
+		p.MedianTs, p.MADTs = stats.Median(p.SamplesTs), stats.MAD(p.SamplesTs)
 		half := math.Max(3*p.MADTs, minEffect*p.MedianTs)
 		p.Low, p.High = p.MedianTs-half, p.MedianTs+half
 		f.Software = map[string]string{"llama.cpp": r.BuildCommit, "ollama": r.OllamaVersion, "tokbench": r.Tool}
@@ -180,7 +178,7 @@ func Compare(f *File, recs []sweep.Record, alpha, minEffect float64) ([]Row, err
 			continue
 		}
 		row := Row{Key: Key(r), Test: r.Test, Model: cmpOr(r.ModelID, filepath.Base(r.ModelFile))}
-		row.New, _ = stats.Median(r.SamplesTs)
+		row.New = stats.Median(r.SamplesTs)
 		p := f.Points[row.Key]
 		if p == nil {
 			row.Verdict, row.P = "no baseline", math.NaN()

@@ -3,38 +3,11 @@ package load
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/tokbench/tokbench/stats"
 )
-
-// pct is the nearest-rank percentile of xs (NaN if empty).
-func pct(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	i := int(math.Ceil(p/100*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)]
-}
-
-// Percentiles of one metric (all 0 when N is).
-type Percentiles struct {
-	N   int     `json:"n"`
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P95 float64 `json:"p95"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
-}
-
-func percentiles(xs []float64) Percentiles {
-	if len(xs) == 0 {
-		return Percentiles{}
-	}
-	return Percentiles{len(xs), pct(xs, 50), pct(xs, 90), pct(xs, 95), pct(xs, 99), pct(xs, 100)}
-}
 
 // SLO is one service-level objective: metric (ttft, itl, e2e) at a
 // percentile (over the run; a request meets it when its own value is
@@ -81,28 +54,28 @@ func (s SLO) value(o *Outcome) float64 {
 	case "ttft":
 		return o.TTFTMs
 	case "itl":
-		return pct(o.ITLMs, s.Percentile)
+		return stats.Percentile(o.ITLMs, s.Percentile)
 	}
 	return o.E2EMs
 }
 
 // Summary is a run's figures.
 type Summary struct {
-	Requests     int             `json:"requests"`
-	Completed    int             `json:"completed"`
-	Rejected     int             `json:"rejected"`
-	Seconds      float64         `json:"seconds"`
-	RequestsPerS float64         `json:"requests_per_s"`
-	OutputTps    float64         `json:"output_ts"` // aggregate generated tokens per second
-	QueueMs      Percentiles     `json:"queue_ms"`
-	TTFTMs       Percentiles     `json:"ttft_ms"`
-	ITLMs        Percentiles     `json:"itl_ms"`
-	E2EMs        Percentiles     `json:"e2e_ms"`
-	PerUserTs    Percentiles     `json:"per_user_ts"`
-	Goodput      float64         `json:"goodput_per_s"` // requests meeting every SLO, per second
-	GoodFraction float64         `json:"good_fraction"`
-	SLOsMet      map[string]bool `json:"slos_met,omitempty"` // each SLO over the run
-	SchedulerPct float64         `json:"scheduler_overhead_pct"`
+	Requests     int               `json:"requests"`
+	Completed    int               `json:"completed"`
+	Rejected     int               `json:"rejected"`
+	Seconds      float64           `json:"seconds"`
+	RequestsPerS float64           `json:"requests_per_s"`
+	OutputTps    float64           `json:"output_ts"` // aggregate generated tokens per second
+	QueueMs      stats.Percentiles `json:"queue_ms"`
+	TTFTMs       stats.Percentiles `json:"ttft_ms"`
+	ITLMs        stats.Percentiles `json:"itl_ms"`
+	E2EMs        stats.Percentiles `json:"e2e_ms"`
+	PerUserTs    stats.Percentiles `json:"per_user_ts"`
+	Goodput      float64           `json:"goodput_per_s"` // requests meeting every SLO, per second
+	GoodFraction float64           `json:"good_fraction"`
+	SLOsMet      map[string]bool   `json:"slos_met,omitempty"` // each SLO over the run
+	SchedulerPct float64           `json:"scheduler_overhead_pct"`
 	// Multi-turn: prompt tokens that resend the conversation, their share
 	// of all prompt tokens, and the share of them the server did not
 	// prefill again (kept KV cells).
@@ -141,7 +114,7 @@ func Summarize(outs []*Outcome, seconds, schedulerPct float64, slos []SLO) Summa
 			good++
 		}
 	}
-	s.QueueMs, s.TTFTMs, s.ITLMs, s.E2EMs, s.PerUserTs = percentiles(queue), percentiles(ttft), percentiles(itl), percentiles(e2e), percentiles(user)
+	s.QueueMs, s.TTFTMs, s.ITLMs, s.E2EMs, s.PerUserTs = stats.PercentilesOf(queue), stats.PercentilesOf(ttft), stats.PercentilesOf(itl), stats.PercentilesOf(e2e), stats.PercentilesOf(user)
 	if seconds > 0 {
 		s.RequestsPerS = float64(s.Completed) / seconds
 		s.OutputTps = float64(tokens) / seconds
@@ -164,7 +137,7 @@ func Summarize(outs []*Outcome, seconds, schedulerPct float64, slos []SLO) Summa
 		default:
 			xs = e2e
 		}
-		s.SLOsMet[slo.String()] = len(xs) > 0 && pct(xs, slo.Percentile) <= float64(slo.Limit.Microseconds())/1000
+		s.SLOsMet[slo.String()] = len(xs) > 0 && stats.Percentile(xs, slo.Percentile) <= float64(slo.Limit.Microseconds())/1000
 	}
 	return s
 }

@@ -3,6 +3,8 @@ package load
 import (
 	"time"
 
+	"github.com/tokbench/tokbench/stats"
+
 	"github.com/tokbench/tokbench/gpu"
 )
 
@@ -105,7 +107,7 @@ func finish(s *Outcome, end time.Time) {
 		s.OutputTs = float64(s.gen-1) / d
 	}
 	if len(s.ITLMs) > 0 {
-		s.ITLP50Ms, s.ITLP99Ms = pct(s.ITLMs, 50), pct(s.ITLMs, 99)
+		s.ITLP50Ms, s.ITLP99Ms = stats.Percentile(s.ITLMs, 50), stats.Percentile(s.ITLMs, 99)
 	}
 }
 

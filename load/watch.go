@@ -3,6 +3,8 @@ package load
 import (
 	"log/slog"
 	"sort"
+
+	"github.com/tokbench/tokbench/stats"
 )
 
 // Observers fan a run's figures out to several observers.
@@ -121,5 +123,5 @@ func median(secs []Second) float64 {
 	for i, s := range secs {
 		xs[i] = s.OutputTps
 	}
-	return pct(xs, 50)
+	return stats.Percentile(xs, 50)
 }

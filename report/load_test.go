@@ -8,13 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokbench/tokbench/stats"
+
 	"github.com/tokbench/tokbench/load"
 )
 
 func loadLines() []load.Line {
 	w := &load.Workload{Name: "short"}
 	run := func(c int, scenario string, abusive *load.Summary) load.Line {
-		s := load.Summary{Completed: 10 * c, OutputTps: 100 * float64(c), TTFTMs: load.Percentiles{N: 10, P50: float64(c), P99: 3 * float64(c)}}
+		s := load.Summary{Completed: 10 * c, OutputTps: 100 * float64(c), TTFTMs: stats.Percentiles{N: 10, P50: float64(c), P99: 3 * float64(c)}}
 		return load.Line{Kind: "load", Workload: w, Run: &load.Result{Scenario: scenario, Loop: "closed", Clients: c, Slots: c, Summary: s, Abusive: abusive,
 			Timeline: []load.Second{{T: 0, Queue: 2, OutputTps: 90}, {T: 1, Queue: 0, OutputTps: 110}}}}
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tokbench/tokbench/stats"
+
 	"github.com/tokbench/tokbench/sweep"
 )
 
@@ -74,7 +76,7 @@ func params(n uint64) string {
 	return strconv.FormatUint(n, 10)
 }
 
-func ms(l *sweep.Latency, f func(*sweep.Latency) float64) string {
+func ms(l *stats.Latency, f func(*stats.Latency) float64) string {
 	if l == nil {
 		return "-"
 	}
@@ -98,9 +100,9 @@ var columns = []column{
 	}},
 	{"t/s/seq", true, func(r *sweep.Record) string { return fmt.Sprintf("%.2f", r.AvgTsPerSeq) }},
 	{"cv", true, func(r *sweep.Record) string { return fmt.Sprintf("%.1f%%", 100*r.CV) }},
-	{"ttft ms", true, func(r *sweep.Record) string { return ms(r.TTFT, func(l *sweep.Latency) float64 { return l.P50 }) }},
-	{"itl p50 ms", true, func(r *sweep.Record) string { return ms(r.ITL, func(l *sweep.Latency) float64 { return l.P50 }) }},
-	{"itl p99 ms", true, func(r *sweep.Record) string { return ms(r.ITL, func(l *sweep.Latency) float64 { return l.P99 }) }},
+	{"ttft ms", true, func(r *sweep.Record) string { return ms(r.TTFT, func(l *stats.Latency) float64 { return l.P50 }) }},
+	{"itl p50 ms", true, func(r *sweep.Record) string { return ms(r.ITL, func(l *stats.Latency) float64 { return l.P50 }) }},
+	{"itl p99 ms", true, func(r *sweep.Record) string { return ms(r.ITL, func(l *stats.Latency) float64 { return l.P99 }) }},
 }
 
 func cmpOr(a, b string) string {
@@ -336,7 +338,7 @@ func optF(f *float64) string {
 
 func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', 6, 64) }
 
-func latF(l *sweep.Latency, p int) string {
+func latF(l *stats.Latency, p int) string {
 	if l == nil {
 		return ""
 	}

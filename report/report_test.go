@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tokbench/tokbench/stats"
+
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/sweep"
 )
@@ -18,10 +20,10 @@ func records() []sweep.Record {
 	return []sweep.Record{
 		{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9, Backend: "CPU", NThreads: 2, FlashAttn: 1, Test: "pp512",
 			NPrompt: 512, Sampling: "none", AvgTs: 1234.5, StddevTs: 10, AvgTsPerSeq: 1234.5, CV: 0.01,
-			TTFT: &sweep.Latency{P50: 414.7}, SamplesTs: []float64{1230, 1239}, TestTime: time.Unix(0, 0)},
+			TTFT: &stats.Latency{P50: 414.7}, SamplesTs: []float64{1230, 1239}, TestTime: time.Unix(0, 0)},
 		{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9, Backend: "CPU", NThreads: 2, FlashAttn: -1, Test: "tg128",
 			NGen: 128, Sampling: "typical (x)", AvgTs: 20.25, StddevTs: 0.5, AvgTsPerSeq: 20.25, SamplingCostPct: &cost,
-			ITL: &sweep.Latency{P50: 49.4, P99: 60.1}},
+			ITL: &stats.Latency{P50: 49.4, P99: 60.1}},
 	}
 }
 

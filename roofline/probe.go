@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
+
+	"github.com/tokbench/tokbench/stats"
 
 	"github.com/tokbench/tokbench/engine"
 )
@@ -60,7 +61,7 @@ func RunProbe(dev engine.Device, class string, threads int, types []string, reps
 		}
 		p.BWRuns = append(p.BWRuns, 2*float64(copyBytes)/s/1e9)
 	}
-	p.BWGBs = median(p.BWRuns)
+	p.BWGBs = stats.Median(p.BWRuns)
 	log(fmt.Sprintf("memory bandwidth: %.1f GB/s (copy of %d MiB)", p.BWGBs, copyBytes>>20))
 	for _, t := range types {
 		var gemm, gemv []float64
@@ -76,22 +77,10 @@ func RunProbe(dev engine.Device, class string, threads int, types []string, reps
 			}
 			gemv = append(gemv, 2*float64(m*k)/s/1e9)
 		}
-		p.MatMul[t] = MatMul{GEMM: median(gemm), GEMV: median(gemv)}
+		p.MatMul[t] = MatMul{GEMM: stats.Median(gemm), GEMV: stats.Median(gemv)}
 		log(fmt.Sprintf("%s: GEMM %.1f GFLOP/s, GEMV %.1f GFLOP/s (%dx%d weights)", t, p.MatMul[t].GEMM, p.MatMul[t].GEMV, m, k))
 	}
 	return p, nil
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func probePath(dir, class string) string { return filepath.Join(dir, "probe", class+".json") }

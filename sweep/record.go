@@ -3,6 +3,8 @@ package sweep
 import (
 	"time"
 
+	"github.com/tokbench/tokbench/stats"
+
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/roofline"
 )
@@ -86,8 +88,8 @@ type Record struct {
 	CI95Ts           float64            `json:"ci95_ts"`
 	CV               float64            `json:"cv"`
 	AvgTsPerSeq      float64            `json:"avg_ts_per_seq"`
-	TTFT             *Latency           `json:"ttft_ms,omitempty"`
-	ITL              *Latency           `json:"itl_ms,omitempty"`
+	TTFT             *stats.Latency     `json:"ttft_ms,omitempty"`
+	ITL              *stats.Latency     `json:"itl_ms,omitempty"`
 	// SamplingCostPct is how much slower the sampled tg test was than the
 	// same test with random tokens (percent of raw t/s).
 	SamplingCostPct *float64 `json:"sampling_cost_pct,omitempty"`

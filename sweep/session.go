@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tokbench/tokbench/stats"
+
 	"github.com/tokbench/tokbench/engine"
 )
 
@@ -100,7 +102,7 @@ func (s *session) prompt(p Point) (*Record, error) {
 		s.depth = p.NDepth + p.NPrompt
 	}
 	rec := rates(ns, p.Parallel*p.NPrompt, p.Parallel)
-	rec.TTFT = Latencies(ns)
+	rec.TTFT = stats.Latencies(ns)
 	return rec, nil
 }
 
@@ -137,7 +139,7 @@ func (s *session) generate(p Point, smp *engine.SamplerSet, sampling string) (*R
 	}
 	rec := rates(ns, p.Parallel*p.NGen, p.Parallel)
 	rec.Sampling = sampling
-	rec.ITL = Latencies(steps)
+	rec.ITL = stats.Latencies(steps)
 	rec.DriftPct = drift(steps)
 	return rec, nil
 }
@@ -150,7 +152,7 @@ func rates(ns []float64, tokens, parallel int) *Record {
 		r.SamplesNs[i] = uint64(v)
 		ts[i] = float64(tokens) * 1e9 / v
 	}
-	tn, tt := Summarize(ns), Summarize(ts)
+	tn, tt := stats.Summarize(ns), stats.Summarize(ts)
 	r.AvgNs, r.StddevNs = uint64(tn.Mean), uint64(tn.Stddev)
 	r.AvgTs, r.StddevTs = tt.Mean, tt.Stddev
 	r.MedianTs, r.MinTs, r.MaxTs, r.CI95Ts, r.CV = tt.Median, tt.Min, tt.Max, tt.CI95, tt.CV

@@ -13,8 +13,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sort"
 	"strconv"
+
+	"github.com/tokbench/tokbench/stats"
 )
 
 type result struct {
@@ -88,7 +89,7 @@ func main() {
 	fmt.Printf("%-8s %14s %14s %8s  %s\n", "test", sideA, sideB, "ratio", "target")
 	ok := true
 	for _, test := range []string{"pp" + strconv.Itoa(*p), "tg" + strconv.Itoa(*n)} {
-		c, b := median(samples[sideA][test]), median(samples[sideB][test])
+		c, b := stats.Median(samples[sideA][test]), stats.Median(samples[sideB][test])
 		ratio := b / c
 		verdict := "met"
 		if ratio < *target {
@@ -100,16 +101,4 @@ func main() {
 	if !ok {
 		fmt.Println("a missed target on a busy 2-core machine is often noise: rerun with more -rounds before concluding")
 	}
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tokbench/tokbench/stats"
 )
 
 type rec struct {
@@ -100,22 +102,13 @@ func main() {
 	sort.Strings(tests)
 	fmt.Printf("%-14s %12s %12s %8s\n", "test", "run t/s", "sweep t/s", "ratio")
 	for _, t := range tests {
-		r, s := median(runTs[t]), median(sweepTs[t])
+		r, s := stats.Median(runTs[t]), stats.Median(sweepTs[t])
 		fmt.Printf("%-14s %12.2f %12.2f %8.3f\n", t, r, s, s/r)
 	}
 	n := float64(*rounds)
 	fmt.Printf("\nwall time per round: one by one %.1fs, sweep %.1fs: ratio %.3f (target <= 0.6)\n", runWall.Seconds()/n, sweepWall.Seconds()/n, sweepWall.Seconds()/runWall.Seconds())
 	fmt.Printf("sweep phases per round: load %.1fs, warm-up %.1fs, depth fill %.1fs, measuring %.1fs\n", phases[0]/1000/n, phases[1]/1000/n, phases[2]/1000/n, phases[3]/1000/n)
 	fmt.Printf("(measuring is the same work in both: the ratio cannot go below measuring / one-by-one = %.3f)\n", phases[3]/1000/runWall.Seconds())
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
 }
 
 func check(err error) {

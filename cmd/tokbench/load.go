@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tokbench/tokbench/stats"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/tokbench/tokbench/engine"
@@ -255,7 +257,7 @@ func printLoad(out io.Writer, w load.Workload, r load.Result) {
 	fmt.Fprintln(tw, "\tp50\tp90\tp95\tp99\tmax\t")
 	for _, row := range []struct {
 		name string
-		p    load.Percentiles
+		p    stats.Percentiles
 	}{{"queue ms", s.QueueMs}, {"ttft ms", s.TTFTMs}, {"itl ms", s.ITLMs}, {"e2e ms", s.E2EMs}, {"t/s per user", s.PerUserTs}} {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", row.name, row.p.P50, row.p.P90, row.p.P95, row.p.P99, row.p.Max)
 	}
