@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/telemetry"
+
 	"github.com/tokbench/tokbench/load"
 )
 
@@ -36,7 +37,7 @@ func TestServesLiveFigures(t *testing.T) {
 		}
 	}
 	// The host's telemetry, from a sampler without NVML.
-	smp, err := gpu.NewSampler(nil, nil, 50, 1024)
+	smp, err := telemetry.NewSampler(nil, nil, 50, 1024)
 	if err != nil {
 		t.Fatal(err)
 	}

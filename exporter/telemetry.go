@@ -4,27 +4,29 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tokbench/tokbench/telemetry"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tokbench/tokbench/gpu"
 )
 
-// telemetry exposes a sampler's latest reading of each device at scrape
+// samples exposes a sampler's latest reading of each device at scrape
 // time: tokbench_<metric>{device="0"|"host"} (gpu_util, power_w, ...), and
 // the GPUs' energy counter.
-type telemetry struct{ s *gpu.Sampler }
+type samples struct{ s *telemetry.Sampler }
 
 // WatchSampler adds the sampler's latest readings to the metrics.
-func (e *Exporter) WatchSampler(s *gpu.Sampler) {
-	e.reg.MustRegister(telemetry{s})
+func (e *Exporter) WatchSampler(s *telemetry.Sampler) {
+	e.reg.MustRegister(samples{s})
 }
 
 // Describe sends nothing: the metrics depend on what the devices support
 // (an unchecked collector).
-func (telemetry) Describe(chan<- *prometheus.Desc) {}
+func (samples) Describe(chan<- *prometheus.Desc) {}
 
 // Collect reads the last sample of each device from the last two seconds.
-func (t telemetry) Collect(ch chan<- prometheus.Metric) {
+func (t samples) Collect(ch chan<- prometheus.Metric) {
 	now := time.Now()
 	last := map[int8]gpu.Sample{}
 	var order []int8

@@ -1,5 +1,8 @@
-// Package gpu describes and watches the hardware a benchmark runs on: the
-// host (CPU, memory) and NVIDIA GPUs through NVML.
+// Package gpu describes the hardware a benchmark runs on, in plain Go
+// values: the host (CPU, memory), each GPU's static profile and datasheet
+// entry, the hardware class, and telemetry samples and their per-phase
+// windows. Reading them from NVML is package telemetry's job, so that
+// everything downstream of a measurement builds without cgo.
 package gpu
 
 import (

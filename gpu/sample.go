@@ -52,7 +52,7 @@ type Sample struct {
 	HasThr   bool
 }
 
-func (s *Sample) set(m Metric, v float64) {
+func (s *Sample) Set(m Metric, v float64) {
 	s.V[m] = v
 	s.Have |= 1 << m
 }

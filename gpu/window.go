@@ -1,9 +1,5 @@
 package gpu
 
-import (
-	"time"
-)
-
 // Stat is the mean and maximum of a metric over a window.
 type Stat struct {
 	Mean float64 `json:"mean"`
@@ -41,16 +37,9 @@ func (w *Window) EnergyJ() (j float64, ok bool) {
 	return j, ok
 }
 
-// Window summarizes the samples of [start, end].
-func (s *Sampler) Window(start, end time.Time) Window {
-	// One sample either side as well: energy is interpolated between the
-	// readings that bracket the window.
-	pad := 2 * s.rate
-	all := s.Samples(start.Add(-pad), end.Add(pad))
-	return summarize(all, start.Sub(s.epoch).Nanoseconds(), end.Sub(s.epoch).Nanoseconds())
-}
-
-func summarize(all []Sample, a, b int64) Window {
+// Summarize makes the window [a, b] (nanoseconds on the samples' clock)
+// of samples, which may reach a little beyond it on either side.
+func Summarize(all []Sample, a, b int64) Window {
 	w := Window{Seconds: float64(b-a) / 1e9}
 	byDev := map[int8][]Sample{}
 	var order []int8

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokbench/tokbench/telemetry"
+
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gpu"
@@ -27,10 +29,7 @@ type Env struct {
 // comes from NVML when it is there; without it the profile is empty.
 func DescribeEnv(version string) Env {
 	env := Env{Version: version, Host: gpu.ReadHost(), Devices: engine.Devices(), CPUFeatures: engine.CPUFeatures()}
-	if lib, err := gpu.OpenNVML(); err == nil {
-		env.GPUs, _ = gpu.Profiles(lib)
-		lib.Shutdown()
-	}
+	env.GPUs, _ = telemetry.ReadProfiles()
 	return env
 }
 
@@ -43,7 +42,7 @@ var ErrStopped = errors.New("stopped")
 // after one uncounted warm-up. Each record is passed to done (if not nil)
 // as soon as it is measured; records measured before an error or
 // cancellation are returned with the error.
-func Measure(ctx context.Context, p Point, env Env, sampler *gpu.Sampler, done func(Record)) ([]Record, error) {
+func Measure(ctx context.Context, p Point, env Env, sampler *telemetry.Sampler, done func(Record)) ([]Record, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -121,7 +120,7 @@ type Executor struct {
 	// Started, if set, is told of each test as it starts.
 	Started func(Point)
 	// Sampler, if set, is running: each record gets telemetry windows.
-	Sampler *gpu.Sampler
+	Sampler *telemetry.Sampler
 
 	model    *engine.Model
 	modelKey string

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokbench/tokbench/telemetry"
+
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gpu"
@@ -160,7 +162,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestMeasureWithTelemetry(t *testing.T) {
-	s, note, err := StartTelemetry(200)
+	s, note, err := telemetry.Start(200)
 	if err != nil {
 		t.Fatal(err)
 	}

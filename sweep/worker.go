@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/tokbench/tokbench/telemetry"
 )
 
 // A sweep measures each model's points in a worker: tokbench re-executed
@@ -74,7 +76,7 @@ func ServeWorker(r io.Reader, w io.Writer) int {
 		},
 	}
 	if req.TelemetryRate > 0 {
-		s, _, err := StartTelemetry(req.TelemetryRate)
+		s, _, err := telemetry.Start(req.TelemetryRate)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "tokbench sweep-worker:", err)
 			return 2
@@ -84,7 +86,7 @@ func ServeWorker(r io.Reader, w io.Writer) int {
 	}
 	err := ex.Run(context.Background(), req.Points, func(rec Record) error {
 		if ex.Sampler != nil && req.TelemetryOut != "" {
-			if err := appendSamples(ex.Sampler, req.TelemetryOut, began, time.Now()); err != nil {
+			if err := ex.Sampler.WriteFile(req.TelemetryOut, began, time.Now(), true); err != nil {
 				return err
 			}
 		}

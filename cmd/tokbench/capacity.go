@@ -7,6 +7,8 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"github.com/tokbench/tokbench/telemetry"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/tokbench/tokbench/engine"
@@ -58,7 +60,7 @@ func doCapacity(c *cli.Context) error {
 		return usagef("--max-concurrency or --slots %d: use 1 to %d", maxSlots, engine.MaxParallelSequences())
 	}
 	reqs := w.Generate(max(maxSlots*o.RequestsPerClient, o.Requests), o.Seed)
-	sampler, telemetryDone, err := telemetry(c)
+	sampler, telemetryDone, err := startSampling(c)
 	if err != nil {
 		return err
 	}
@@ -114,7 +116,7 @@ func doCapacity(c *cli.Context) error {
 // ceiling (a probe of this class, or the GPU's datasheet): its aggregate
 // decode rate is the sequences over the median inter-token latency, at the
 // workload's mean prompt and output.
-func decodeRoofline(res *load.CapacityResult, sv *served, reqs []load.Request, openSlots int, sampler *gpu.Sampler) error {
+func decodeRoofline(res *load.CapacityResult, sv *served, reqs []load.Request, openSlots int, sampler *telemetry.Sampler) error {
 	d := res.Deciding
 	if d == nil || d.Summary.ITLMs.N == 0 || d.Summary.ITLMs.P50 <= 0 {
 		return nil

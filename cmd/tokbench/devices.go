@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tokbench/tokbench/telemetry"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/tokbench/tokbench/engine"
@@ -27,12 +29,7 @@ func devicesCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			host := gpu.ReadHost()
 			devs := engine.Devices()
-			var profiles []gpu.GPU
-			lib, nvmlErr := gpu.OpenNVML()
-			if nvmlErr == nil {
-				profiles, nvmlErr = gpu.Profiles(lib)
-				lib.Shutdown()
-			}
+			profiles, nvmlErr := telemetry.ReadProfiles()
 			switch c.String("output") {
 			case "json":
 				enc := json.NewEncoder(os.Stdout)

@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tokbench/tokbench/telemetry"
+
 	"github.com/tokbench/tokbench/stats"
 
 	"github.com/urfave/cli/v2"
@@ -104,7 +106,7 @@ func doLoad(c *cli.Context) error {
 		defer exp.Close()
 		fmt.Fprintf(os.Stderr, "metrics at http://%s/metrics\n", exp.Addr())
 	}
-	sampler, telemetryDone, err := telemetry(c)
+	sampler, telemetryDone, err := startSampling(c)
 	if err != nil {
 		return err
 	}
@@ -165,7 +167,7 @@ func doLoad(c *cli.Context) error {
 }
 
 // serveScenario runs one scenario on a fresh context.
-func serveScenario(c *cli.Context, srv load.Server, sc load.Scenario, slos []load.SLO, sampler *gpu.Sampler) (*load.Result, error) {
+func serveScenario(c *cli.Context, srv load.Server, sc load.Scenario, slos []load.SLO, sampler *telemetry.Sampler) (*load.Result, error) {
 	eng, closeCtx, err := srv(sc.Options.Slots)
 	if err != nil {
 		return nil, err

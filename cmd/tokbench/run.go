@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokbench/tokbench/telemetry"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/tokbench/tokbench/engine"
@@ -98,7 +100,7 @@ func doRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sampler, telemetryDone, err := telemetry(c)
+	sampler, telemetryDone, err := startSampling(c)
 	if err != nil {
 		return err
 	}
@@ -127,7 +129,7 @@ func doRun(c *cli.Context) error {
 
 func telemetryFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "telemetry-rate", Value: gpu.DefaultRate, Usage: "GPU and host sampling rate in Hz (1 to 200)"},
+		&cli.IntFlag{Name: "telemetry-rate", Value: telemetry.DefaultRate, Usage: "GPU and host sampling rate in Hz (1 to 200)"},
 		&cli.StringFlag{Name: "telemetry-out", Usage: "write the raw telemetry samples to this JSONL file"},
 		&cli.BoolFlag{Name: "no-telemetry", Usage: "do not sample the GPU and host while measuring"},
 	}
@@ -135,24 +137,24 @@ func telemetryFlags() []cli.Flag {
 
 // startTelemetry starts the sampler the flags ask for (nil with
 // --no-telemetry) and says once when NVML is not there.
-func startTelemetry(c *cli.Context) (*gpu.Sampler, error) {
+func startTelemetry(c *cli.Context) (*telemetry.Sampler, error) {
 	if c.Bool("no-telemetry") {
 		return nil, nil
 	}
-	if r := c.Int("telemetry-rate"); r < gpu.MinRate || r > gpu.MaxRate {
-		return nil, usagef("--telemetry-rate %d: use %d to %d Hz", r, gpu.MinRate, gpu.MaxRate)
+	if err := telemetry.CheckRate(c.Int("telemetry-rate")); err != nil {
+		return nil, usageErr(err)
 	}
-	s, note, err := sweep.StartTelemetry(c.Int("telemetry-rate"))
+	s, note, err := telemetry.Start(c.Int("telemetry-rate"))
 	if note != "" {
 		fmt.Fprintln(os.Stderr, note+"; sampling the host only")
 	}
 	return s, err
 }
 
-// telemetry starts the sampler the flags ask for (nil with
+// startSampling starts the sampler the flags ask for (nil with
 // --no-telemetry); done stops it and writes its raw samples to
 // --telemetry-out, if given.
-func telemetry(c *cli.Context) (s *gpu.Sampler, done func() error, err error) {
+func startSampling(c *cli.Context) (s *telemetry.Sampler, done func() error, err error) {
 	if s, err = startTelemetry(c); err != nil || s == nil {
 		return nil, func() error { return nil }, err
 	}
@@ -160,22 +162,10 @@ func telemetry(c *cli.Context) (s *gpu.Sampler, done func() error, err error) {
 	return s, func() error {
 		s.Stop()
 		if p := c.String("telemetry-out"); p != "" {
-			return writeSamples(s, p, start)
+			return s.WriteFile(p, start, time.Now(), false)
 		}
 		return nil
 	}, nil
-}
-
-func writeSamples(s *gpu.Sampler, path string, from time.Time) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("telemetry: %w", err)
-	}
-	if err := s.WriteJSONL(f, from, time.Now()); err != nil {
-		f.Close()
-		return fmt.Errorf("telemetry %s: %w", path, err)
-	}
-	return f.Close()
 }
 
 func contains(xs []string, s string) bool {

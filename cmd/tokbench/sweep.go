@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tokbench/tokbench/telemetry"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/tokbench/tokbench/baseline"
@@ -174,9 +176,9 @@ func doSweep(c *cli.Context) error {
 	rate := c.Int("telemetry-rate")
 	if c.Bool("no-telemetry") {
 		rate = 0
-	} else if rate < gpu.MinRate || rate > gpu.MaxRate {
-		return usagef("--telemetry-rate %d: use %d to %d Hz", rate, gpu.MinRate, gpu.MaxRate)
-	} else if _, err := gpu.OpenNVML(); err != nil {
+	} else if err := telemetry.CheckRate(rate); err != nil {
+		return usageErr(err)
+	} else if _, err := telemetry.ReadProfiles(); err != nil {
 		fmt.Fprintln(os.Stderr, err.Error()+"; sampling the host only")
 	}
 	watch, closeEvents, err := watchFromFlags(c)

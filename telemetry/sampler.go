@@ -1,4 +1,8 @@
-package gpu
+// Package telemetry watches the hardware while a benchmark runs: NVIDIA
+// GPUs through NVML (github.com/NVIDIA/go-nvml, loaded at run time) and
+// the host through /proc, sampled at a fixed rate into a ring that taking
+// a sample does not allocate in, with windows per phase (gpu.Window).
+package telemetry
 
 import (
 	"bufio"
@@ -7,6 +11,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/tokbench/tokbench/gpu"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -19,12 +25,13 @@ type Sampler struct {
 	rate  time.Duration
 	epoch time.Time
 	now   func() time.Time // time.Now; tests drive a fake clock
+	lib   nvml.Interface   // shut down by Stop, when Start opened it
 	devs  []nvml.Device
 	gpm   []*gpmState
 	host  *hostReader
 
 	mu   sync.Mutex
-	ring []Sample
+	ring []gpu.Sample
 	n    int64 // samples written since start
 
 	stop chan struct{}
@@ -50,7 +57,7 @@ func NewSampler(lib nvml.Interface, devs []nvml.Device, hz, capacity int) (*Samp
 		now:   time.Now,
 		devs:  devs,
 		host:  newHostReader(),
-		ring:  make([]Sample, capacity),
+		ring:  make([]gpu.Sample, capacity),
 	}
 	for _, d := range devs {
 		s.gpm = append(s.gpm, newGPM(lib, d))
@@ -85,27 +92,28 @@ func (s *Sampler) Stop() {
 		<-s.done
 		s.stop = nil
 	}
+	if s.lib != nil {
+		s.lib.Shutdown()
+		s.lib = nil
+	}
 }
-
-// Epoch is the time sample offsets count from.
-func (s *Sampler) Epoch() time.Time { return s.epoch }
 
 // SampleNow takes one sample of every device and of the host.
 func (s *Sampler) SampleNow() {
 	t := s.now().Sub(s.epoch).Nanoseconds()
 	for i, d := range s.devs {
-		var smp Sample
+		var smp gpu.Sample
 		smp.T, smp.Dev = t, int8(i)
 		readDevice(d, s.gpm[i], &smp)
 		s.put(&smp)
 	}
-	var h Sample
+	var h gpu.Sample
 	h.T, h.Dev = t, -1
 	s.host.read(&h, time.Duration(t))
 	s.put(&h)
 }
 
-func (s *Sampler) put(smp *Sample) {
+func (s *Sampler) put(smp *gpu.Sample) {
 	s.mu.Lock()
 	s.ring[s.n%int64(len(s.ring))] = *smp
 	s.n++
@@ -114,31 +122,31 @@ func (s *Sampler) put(smp *Sample) {
 
 // readDevice fills a sample from NVML; unsupported calls leave their
 // metric absent.
-func readDevice(d nvml.Device, g *gpmState, smp *Sample) {
+func readDevice(d nvml.Device, g *gpmState, smp *gpu.Sample) {
 	if u, ret := d.GetUtilizationRates(); ret == nvml.SUCCESS {
-		smp.set(GPUUtil, float64(u.Gpu))
-		smp.set(MemUtil, float64(u.Memory))
+		smp.Set(gpu.GPUUtil, float64(u.Gpu))
+		smp.Set(gpu.MemUtil, float64(u.Memory))
 	}
 	if c, ret := d.GetClockInfo(nvml.CLOCK_SM); ret == nvml.SUCCESS {
-		smp.set(SMClock, float64(c))
+		smp.Set(gpu.SMClock, float64(c))
 	}
 	if c, ret := d.GetClockInfo(nvml.CLOCK_MEM); ret == nvml.SUCCESS {
-		smp.set(MemClock, float64(c))
+		smp.Set(gpu.MemClock, float64(c))
 	}
 	if p, ret := d.GetPowerUsage(); ret == nvml.SUCCESS {
-		smp.set(Power, float64(p)/1000)
+		smp.Set(gpu.Power, float64(p)/1000)
 	}
 	if t, ret := d.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
-		smp.set(Temp, float64(t))
+		smp.Set(gpu.Temp, float64(t))
 	}
 	if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
-		smp.set(MemUsed, float64(m.Used))
+		smp.Set(gpu.MemUsed, float64(m.Used))
 	}
 	if v, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_TX_BYTES); ret == nvml.SUCCESS {
-		smp.set(PCIeTx, float64(v))
+		smp.Set(gpu.PCIeTx, float64(v))
 	}
 	if v, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_RX_BYTES); ret == nvml.SUCCESS {
-		smp.set(PCIeRx, float64(v))
+		smp.Set(gpu.PCIeRx, float64(v))
 	}
 	if e, ret := d.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
 		smp.Energy, smp.HasE = e, true
@@ -152,7 +160,7 @@ func readDevice(d nvml.Device, g *gpmState, smp *Sample) {
 // Samples returns the samples taken between from and to (the ring's
 // capacity bounds how far back), oldest first. The ring is in time order,
 // so the scan walks back from the newest and stops at from.
-func (s *Sampler) Samples(from, to time.Time) []Sample {
+func (s *Sampler) Samples(from, to time.Time) []gpu.Sample {
 	a, b := from.Sub(s.epoch).Nanoseconds(), to.Sub(s.epoch).Nanoseconds()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,7 +168,7 @@ func (s *Sampler) Samples(from, to time.Time) []Sample {
 	i := s.n - 1
 	for ; i >= first && s.ring[i%int64(len(s.ring))].T >= a; i-- {
 	}
-	var out []Sample
+	var out []gpu.Sample
 	for i++; i < s.n; i++ {
 		smp := s.ring[i%int64(len(s.ring))]
 		if smp.T > b {
@@ -181,7 +189,7 @@ func (s *Sampler) WriteJSONL(w io.Writer, from, to time.Time) error {
 		// t counts from this sampler's start; unix places samples of
 		// several processes (a sweep's workers) on one time line.
 		m := map[string]any{"t": float64(smp.T) / 1e9, "unix": float64(s.epoch.UnixNano()+smp.T) / 1e9, "dev": smp.Dev}
-		for k := Metric(0); k < numMetrics; k++ {
+		for k := gpu.Metric(0); k < gpu.NumMetrics; k++ {
 			if smp.Has(k) {
 				m[k.String()] = smp.V[k]
 			}
@@ -190,11 +198,20 @@ func (s *Sampler) WriteJSONL(w io.Writer, from, to time.Time) error {
 			m["energy_mj"] = smp.Energy
 		}
 		if smp.HasThr {
-			m["clock_event_reasons"] = ThrottleReasons(smp.Throttle)
+			m["clock_event_reasons"] = gpu.ThrottleReasons(smp.Throttle)
 		}
 		if err := enc.Encode(m); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
+}
+
+// Window summarizes the samples of [start, end].
+func (s *Sampler) Window(start, end time.Time) gpu.Window {
+	// One sample either side as well: energy is interpolated between the
+	// readings that bracket the window.
+	pad := 2 * s.rate
+	all := s.Samples(start.Add(-pad), end.Add(pad))
+	return gpu.Summarize(all, start.Sub(s.epoch).Nanoseconds(), end.Sub(s.epoch).Nanoseconds())
 }

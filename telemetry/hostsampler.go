@@ -1,9 +1,11 @@
-package gpu
+package telemetry
 
 import (
 	"bytes"
 	"os"
 	"time"
+
+	"github.com/tokbench/tokbench/gpu"
 )
 
 // hostReader samples this process's CPU use and RSS and the system's
@@ -37,7 +39,7 @@ func (h *hostReader) readFile(f *os.File) []byte {
 	return h.buf[:n]
 }
 
-func (h *hostReader) read(smp *Sample, t time.Duration) {
+func (h *hostReader) read(smp *gpu.Sample, t time.Duration) {
 	if b := h.readFile(h.stat); len(b) > 0 {
 		// Fields after the command name (which may hold spaces) start
 		// at field 3; utime and stime are fields 14 and 15.
@@ -45,17 +47,17 @@ func (h *hostReader) read(smp *Sample, t time.Duration) {
 			f := fields(b[i+2:], 13)
 			ticks := float64(f[11] + f[12])
 			if h.haveLast && t > h.lastT {
-				smp.set(HostCPU, 100*(ticks-h.lastTicks)/clockTicks/(t-h.lastT).Seconds())
+				smp.Set(gpu.HostCPU, 100*(ticks-h.lastTicks)/clockTicks/(t-h.lastT).Seconds())
 			}
 			h.lastTicks, h.lastT, h.haveLast = ticks, t, true
 		}
 	}
 	if b := h.readFile(h.statm); len(b) > 0 {
-		smp.set(HostRSS, float64(fields(b, 2)[1])*h.page)
+		smp.Set(gpu.HostRSS, float64(fields(b, 2)[1])*h.page)
 	}
 	if b := h.readFile(h.meminfo); len(b) > 0 {
 		if i := bytes.Index(b, []byte("MemAvailable:")); i >= 0 {
-			smp.set(HostMemAvail, float64(fields(b[i+len("MemAvailable:"):], 1)[0])*1024)
+			smp.Set(gpu.HostMemAvail, float64(fields(b[i+len("MemAvailable:"):], 1)[0])*1024)
 		}
 	}
 }

@@ -1,6 +1,10 @@
-package gpu
+package telemetry
 
-import "github.com/NVIDIA/go-nvml/pkg/nvml"
+import (
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/tokbench/tokbench/gpu"
+)
 
 // gpmState reads GPU Performance Monitoring metrics (Hopper and newer):
 // each is a rate between two GPM samples, so the previous one is kept.
@@ -15,12 +19,12 @@ type gpmState struct {
 
 var gpmMetrics = []struct {
 	id nvml.GpmMetricId
-	m  Metric
+	m  gpu.Metric
 }{
-	{nvml.GPM_METRIC_DRAM_BW_UTIL, DRAMBW},
-	{nvml.GPM_METRIC_SM_UTIL, SMActive},
-	{nvml.GPM_METRIC_SM_OCCUPANCY, SMOccupancy},
-	{nvml.GPM_METRIC_ANY_TENSOR_UTIL, TensorActive},
+	{nvml.GPM_METRIC_DRAM_BW_UTIL, gpu.DRAMBW},
+	{nvml.GPM_METRIC_SM_UTIL, gpu.SMActive},
+	{nvml.GPM_METRIC_SM_OCCUPANCY, gpu.SMOccupancy},
+	{nvml.GPM_METRIC_ANY_TENSOR_UTIL, gpu.TensorActive},
 }
 
 func newGPM(lib nvml.Interface, d nvml.Device) *gpmState {
@@ -47,7 +51,7 @@ func newGPM(lib nvml.Interface, d nvml.Device) *gpmState {
 	return g
 }
 
-func (g *gpmState) read(smp *Sample) {
+func (g *gpmState) read(smp *gpu.Sample) {
 	if !g.ok {
 		return
 	}
@@ -59,7 +63,7 @@ func (g *gpmState) read(smp *Sample) {
 		if ret := g.lib.GpmMetricsGet(&g.req); ret == nvml.SUCCESS {
 			for i, gm := range gpmMetrics {
 				if g.req.Metrics[i].NvmlReturn == uint32(nvml.SUCCESS) {
-					smp.set(gm.m, g.req.Metrics[i].Value)
+					smp.Set(gm.m, g.req.Metrics[i].Value)
 				}
 			}
 		}

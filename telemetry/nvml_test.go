@@ -1,10 +1,12 @@
-package gpu
+package telemetry
 
 import (
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tokbench/tokbench/gpu"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
@@ -150,14 +152,14 @@ func TestSamplerWindowH200(t *testing.T) {
 	}
 	start, end := smp.epoch.Add(200*time.Millisecond), smp.epoch.Add(725*time.Millisecond)
 	w := smp.Window(start, end)
-	var dev *DeviceWindow
+	var dev *gpu.DeviceWindow
 	for i := range w.Devices {
 		if w.Devices[i].Dev == 0 {
 			dev = &w.Devices[i]
 		}
 	}
 	if dev == nil {
-		t.Fatalf("no GPU in window %+v", w)
+		t.Fatalf("no gpu.GPU in window %+v", w)
 	}
 	m := dev.Metrics
 	if m["gpu_util"].Mean != 80 || m["mem_util"].Max != 60 || m["power_w"].Mean != watts || m["sm_clock_mhz"].Mean != 1980 || m["temp_c"].Max != 61 {
@@ -219,11 +221,11 @@ func TestSampleAllocatesNothing(t *testing.T) {
 }
 
 func TestThrottleReasons(t *testing.T) {
-	got := ThrottleReasons(0x1 | 0x4 | 0x40 | 0x4000)
+	got := gpu.ThrottleReasons(0x1 | 0x4 | 0x40 | 0x4000)
 	if strings.Join(got, ",") != "gpu_idle,sw_power_cap,hw_thermal_slowdown,reason_0x4000" {
 		t.Errorf("%v", got)
 	}
-	if len(ThrottleReasons(0)) != 0 {
+	if len(gpu.ThrottleReasons(0)) != 0 {
 		t.Error("no reasons expected for 0")
 	}
 }
