@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tokbench/tokbench/stats"
+	"github.com/tokbench/tokbench/record"
 
-	"github.com/tokbench/tokbench/sweep"
+	"github.com/tokbench/tokbench/stats"
 )
 
 // File is one hardware class's baseline.
@@ -42,20 +42,17 @@ const maxSamples = 50
 
 // Key names a record's point across machines: the model as the sweep
 // named it (or the file's base name) and every setting, not the path.
-func Key(r *sweep.Record) string {
-	id := r.ModelID
-	if id == "" {
-		id = filepath.Base(r.ModelFile)
-	}
-	_, rest, _ := strings.Cut(r.Key, "|")
-	return id + "|" + rest
+func Key(r *record.Record) string {
+	k := r.Key
+	k.Model = cmpOr(r.ModelID, filepath.Base(r.ModelFile))
+	return k.String()
 }
 
 // ClassOf is the one hardware class of a set of records.
-func ClassOf(recs []sweep.Record) (string, error) {
+func ClassOf(recs []record.Record) (string, error) {
 	class := ""
 	for i := range recs {
-		if recs[i].Status != sweep.StatusOK {
+		if recs[i].Status != record.StatusOK {
 			continue
 		}
 		c := recs[i].Class()
@@ -108,7 +105,7 @@ func (f *File) Save(dir string) (string, error) {
 // Merge adds records' samples to a baseline (nil: a new one) and sets
 // each point's expected range: the median plus or minus the larger of 3
 // robust sigmas and minEffect of the median.
-func Merge(f *File, recs []sweep.Record, minEffect float64) (*File, error) {
+func Merge(f *File, recs []record.Record, minEffect float64) (*File, error) {
 	class, err := ClassOf(recs)
 	if err != nil {
 		return nil, err
@@ -121,7 +118,7 @@ func Merge(f *File, recs []sweep.Record, minEffect float64) (*File, error) {
 	}
 	for i := range recs {
 		r := &recs[i]
-		if r.Status != sweep.StatusOK || len(r.SamplesTs) == 0 {
+		if r.Status != record.StatusOK || len(r.SamplesTs) == 0 {
 			continue
 		}
 		k := Key(r)
@@ -163,7 +160,7 @@ type Row struct {
 // Compare sets each measured record against its baseline point: a change
 // counts when the Mann–Whitney p-value is below alpha and the medians
 // differ by at least minEffect; a significant slowdown is a regression.
-func Compare(f *File, recs []sweep.Record, alpha, minEffect float64) ([]Row, error) {
+func Compare(f *File, recs []record.Record, alpha, minEffect float64) ([]Row, error) {
 	class, err := ClassOf(recs)
 	if err != nil {
 		return nil, err
@@ -174,7 +171,7 @@ func Compare(f *File, recs []sweep.Record, alpha, minEffect float64) ([]Row, err
 	var rows []Row
 	for i := range recs {
 		r := &recs[i]
-		if r.Status != sweep.StatusOK || len(r.SamplesTs) == 0 {
+		if r.Status != record.StatusOK || len(r.SamplesTs) == 0 {
 			continue
 		}
 		row := Row{Key: Key(r), Test: r.Test, Model: cmpOr(r.ModelID, filepath.Base(r.ModelFile))}

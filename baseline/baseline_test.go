@@ -4,11 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokbench/tokbench/sweep"
+	"github.com/tokbench/tokbench/point"
+
+	"github.com/tokbench/tokbench/record"
 )
 
-func recs(cpu string, scale float64, noise []float64) []sweep.Record {
-	var out []sweep.Record
+func recs(cpu string, scale float64, noise []float64) []record.Record {
+	var out []record.Record
 	for i, test := range []string{"pp512", "tg128"} {
 		base := []float64{1000, 1010, 990, 1005, 995}
 		if i == 1 {
@@ -21,8 +23,7 @@ func recs(cpu string, scale float64, noise []float64) []sweep.Record {
 				s[j] *= 1 + noise[j]
 			}
 		}
-		out = append(out, sweep.Record{Key: "/models/m.gguf|" + test, ModelFile: "/models/m.gguf", Test: test, Status: sweep.StatusOK,
-			Backend: "CPU", CPUInfo: cpu, NThreads: 8, SamplesTs: s})
+		out = append(out, record.Record{Key: point.Key{Model: "/models/m.gguf", NPrompt: 512 * (1 - i), NGen: 128 * i}, Test: test, Status: record.StatusOK, Machine: record.Machine{Backend: "CPU", CPUInfo: cpu}, Model: record.Model{ModelFile: "/models/m.gguf"}, Settings: record.Settings{NThreads: 8}, Result: record.Result{SamplesTs: s}})
 	}
 	return out
 }
@@ -35,11 +36,11 @@ func TestBaselineCompare(t *testing.T) {
 	if f.Class != "cpu-xeon-8t" || len(f.Points) != 2 {
 		t.Fatalf("baseline %+v", f)
 	}
-	p := f.Points["m.gguf|pp512"]
+	p := f.Points[point.Key{Model: "m.gguf", NPrompt: 512}.String()]
 	if p == nil || p.MedianTs != 1000 || p.Low > 950 || p.High < 1050 {
 		t.Fatalf("point %+v", p)
 	}
-	check := func(name string, rs []sweep.Record, wantRegress bool) {
+	check := func(name string, rs []record.Record, wantRegress bool) {
 		rows, err := Compare(f, rs, 0.05, 0.05)
 		if err != nil {
 			t.Fatal(err)
@@ -63,7 +64,7 @@ func TestBaselineCompare(t *testing.T) {
 		t.Error("merged another class")
 	}
 	f2, _ := Merge(f, recs("Xeon", 1, nil), 0.05)
-	if n := len(f2.Points["m.gguf|tg128"].SamplesTs); n != 10 {
+	if n := len(f2.Points[point.Key{Model: "m.gguf", NGen: 128}.String()].SamplesTs); n != 10 {
 		t.Errorf("merge kept %d samples, want 10", n)
 	}
 }

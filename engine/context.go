@@ -7,60 +7,16 @@ package engine
 import "C"
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/point"
 )
-
-// FlashAttn is llama.cpp's flash attention setting.
-type FlashAttn int
-
-const (
-	FlashAuto FlashAttn = C.LLAMA_FLASH_ATTN_TYPE_AUTO
-	FlashOff  FlashAttn = C.LLAMA_FLASH_ATTN_TYPE_DISABLED
-	FlashOn   FlashAttn = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
-)
-
-func (f FlashAttn) String() string {
-	switch f {
-	case FlashOn:
-		return "on"
-	case FlashOff:
-		return "off"
-	}
-	return "auto"
-}
-
-// ParseFlashAttn reads on/off/auto (or 1/0, as llama-bench writes them).
-func ParseFlashAttn(s string) (FlashAttn, error) {
-	switch strings.ToLower(s) {
-	case "on", "1", "true", "yes":
-		return FlashOn, nil
-	case "off", "0", "false", "no":
-		return FlashOff, nil
-	case "auto", "-1", "":
-		return FlashAuto, nil
-	}
-	return 0, fmt.Errorf("flash attention %q: use on, off or auto", s)
-}
-
-// kvTypes are the KV cache types llama.cpp's attention kernels accept.
-var kvTypes = map[string]C.enum_ggml_type{
-	"f32": C.GGML_TYPE_F32, "f16": C.GGML_TYPE_F16, "bf16": C.GGML_TYPE_BF16,
-	"q8_0": C.GGML_TYPE_Q8_0, "q4_0": C.GGML_TYPE_Q4_0, "q4_1": C.GGML_TYPE_Q4_1,
-	"iq4_nl": C.GGML_TYPE_IQ4_NL, "q5_0": C.GGML_TYPE_Q5_0, "q5_1": C.GGML_TYPE_Q5_1,
-}
-
-// ParseKVType checks a KV cache type name.
-func ParseKVType(s string) (string, error) {
-	n := strings.ToLower(s)
-	if _, ok := kvTypes[n]; !ok {
-		return "", fmt.Errorf("KV cache type %q: use one of f16, bf16, f32, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl", s)
-	}
-	return n, nil
-}
 
 // ContextOptions are llama_context_params a benchmark varies.
 type ContextOptions struct {
@@ -69,7 +25,7 @@ type ContextOptions struct {
 	NUBatch   int
 	NSeqMax   int
 	Threads   int
-	FlashAttn FlashAttn
+	FlashAttn point.FlashAttn
 	TypeK     string // "" = f16
 	TypeV     string
 	Seed      uint64 // token generator seed
@@ -97,8 +53,8 @@ func (md *Model) NewContext(o ContextOptions) (*Context, error) {
 	p.n_threads = C.int32_t(o.Threads)
 	p.n_threads_batch = C.int32_t(o.Threads)
 	p.flash_attn_type = C.enum_llama_flash_attn_type(o.FlashAttn)
-	p.type_k = kvTypes[orF16(o.TypeK)]
-	p.type_v = kvTypes[orF16(o.TypeV)]
+	p.type_k = ggmlType(o.TypeK)
+	p.type_v = ggmlType(o.TypeV)
 	p.no_perf = true
 	// One KV buffer shared by all sequences, as a server with continuous
 	// batching uses it: n_ctx cells in all, not per sequence.
@@ -113,11 +69,10 @@ func (md *Model) NewContext(o ContextOptions) (*Context, error) {
 	return ctx, nil
 }
 
-func orF16(s string) string {
-	if s == "" {
-		return "f16"
-	}
-	return strings.ToLower(s)
+// ggmlType is a KV cache type's ggml type (F16 when unset).
+func ggmlType(name string) C.enum_ggml_type {
+	t, _ := gguf.ParseType(cmp.Or(strings.ToLower(name), "f16"))
+	return C.enum_ggml_type(t)
 }
 
 func (o ContextOptions) check() error {
@@ -131,17 +86,7 @@ func (o ContextOptions) check() error {
 	case o.Threads <= 0:
 		return fmt.Errorf("threads %d: must be positive", o.Threads)
 	}
-	for _, t := range []string{o.TypeK, o.TypeV} {
-		if t != "" {
-			if _, err := ParseKVType(t); err != nil {
-				return err
-			}
-		}
-	}
-	if v := orF16(o.TypeV); v != "f16" && v != "f32" && v != "bf16" && o.FlashAttn == FlashOff {
-		return fmt.Errorf("a quantized V cache (%s) needs flash attention: add -fa on, or use -ctv f16", v)
-	}
-	return nil
+	return point.CheckCache(cmp.Or(o.TypeK, "f16"), cmp.Or(o.TypeV, "f16"), o.FlashAttn)
 }
 
 // Close frees the context.
@@ -311,3 +256,14 @@ func (c *Context) Decode() error {
 func (c *Context) Remove(seq int) {
 	C.llama_memory_seq_rm(C.llama_get_memory(c.c.ctx), C.llama_seq_id(seq), -1, -1)
 }
+
+// point's settings carry llama.cpp's enum values: an index out
+// of range here (a compile error) means they no longer match.
+var (
+	_ = [1]int{}[int(point.FlashAuto)-int(C.LLAMA_FLASH_ATTN_TYPE_AUTO)]
+	_ = [1]int{}[int(point.FlashOff)-int(C.LLAMA_FLASH_ATTN_TYPE_DISABLED)]
+	_ = [1]int{}[int(point.FlashOn)-int(C.LLAMA_FLASH_ATTN_TYPE_ENABLED)]
+	_ = [1]int{}[int(point.SplitNone)-int(C.LLAMA_SPLIT_MODE_NONE)]
+	_ = [1]int{}[int(point.SplitLayer)-int(C.LLAMA_SPLIT_MODE_LAYER)]
+	_ = [1]int{}[int(point.SplitRow)-int(C.LLAMA_SPLIT_MODE_ROW)]
+)

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/preset"
+
 	"github.com/tokbench/tokbench/gguf"
 )
 
@@ -35,7 +38,7 @@ func tinyModels(t *testing.T) (f16, q8, q4 string) {
 			return
 		}
 		f16 := filepath.Join(tinyDir, "tiny-f16.gguf")
-		if tinyErr = Synthesize(Presets["tiny"], f16, SynthOptions{Seed: 1}); tinyErr != nil {
+		if tinyErr = Synthesize(preset.Presets["tiny"], f16, SynthOptions{Seed: 1}); tinyErr != nil {
 			return
 		}
 		if tinyErr = Quantize(f16, filepath.Join(tinyDir, "tiny-q8_0.gguf"), "q8_0", QuantizeOptions{}); tinyErr != nil {
@@ -87,24 +90,24 @@ func TestTypeTableMatchesGGML(t *testing.T) {
 func TestSynthesizeDeterministicAndValid(t *testing.T) {
 	f16, _, _ := tinyModels(t)
 	again := filepath.Join(t.TempDir(), "again.gguf")
-	if err := Synthesize(Presets["tiny"], again, SynthOptions{Seed: 1, Threads: 1}); err != nil {
+	if err := Synthesize(preset.Presets["tiny"], again, SynthOptions{Seed: 1, Threads: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if fileHash(t, f16) != fileHash(t, again) {
 		t.Error("same seed, different thread count: files differ")
 	}
 	other := filepath.Join(t.TempDir(), "other.gguf")
-	if err := Synthesize(Presets["tiny"], other, SynthOptions{Seed: 2}); err != nil {
+	if err := Synthesize(preset.Presets["tiny"], other, SynthOptions{Seed: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if fileHash(t, f16) == fileHash(t, other) {
 		t.Error("different seeds gave the same file")
 	}
-	f, h, err := Inspect(f16)
+	f, h, err := gguf.Inspect(f16)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Presets["tiny"]
+	s := preset.Presets["tiny"]
 	if h.NEmbd != int64(s.NEmbd) || h.NLayer != int64(s.NLayer) || h.NVocab != int64(s.NVocab) || h.NHeadKV != int64(s.NHeadKV) {
 		t.Errorf("hparams %+v do not match preset %+v", h, s)
 	}
@@ -122,7 +125,7 @@ func TestDirectQuantTypes(t *testing.T) {
 	prev := int64(1 << 62)
 	for _, typ := range []string{"f32", "f16", "q8_0", "q4_0"} {
 		p := filepath.Join(dir, typ+".gguf")
-		if err := Synthesize(Presets["tiny"], p, SynthOptions{Type: typ, Seed: 3}); err != nil {
+		if err := Synthesize(preset.Presets["tiny"], p, SynthOptions{Type: typ, Seed: 3}); err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
 		m, err := LoadModel(p, DefaultModelOptions())
@@ -149,10 +152,10 @@ func TestQuantizedModelsRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		sizes = append(sizes, m.Meta.FileSize)
-		if m.Meta.NParams != uint64(Presets["tiny"].Params()) {
-			t.Errorf("%s: n_params %d, want %d", p, m.Meta.NParams, Presets["tiny"].Params())
+		if m.Meta.NParams != uint64(preset.Presets["tiny"].Params()) {
+			t.Errorf("%s: n_params %d, want %d", p, m.Meta.NParams, preset.Presets["tiny"].Params())
 		}
-		ctx, err := m.NewContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 2, Threads: 2, FlashAttn: FlashOff, Seed: 1})
+		ctx, err := m.NewContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 2, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +287,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if _, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 32, NUBatch: 32, NSeqMax: 1, Threads: 1, TypeV: "q4_0", FlashAttn: FlashOff}); err == nil || !strings.Contains(err.Error(), "flash attention") {
+	if _, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 32, NUBatch: 32, NSeqMax: 1, Threads: 1, TypeV: "q4_0", FlashAttn: point.FlashOff}); err == nil || !strings.Contains(err.Error(), "flash attention") {
 		t.Errorf("quantized V without flash attention: %v", err)
 	}
 	if _, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 32, NUBatch: 32, NSeqMax: 1, Threads: 1, TypeK: "q3_k"}); err == nil || !strings.Contains(err.Error(), "KV cache type") {
@@ -302,24 +305,6 @@ func TestDevicesAndFeatures(t *testing.T) {
 	}
 	if CPUFeatures() == "" {
 		t.Error("empty CPU feature string")
-	}
-}
-
-// The presets must be the real models' shapes: their parameter counts match
-// the published ones.
-func TestPresetsMatchRealModels(t *testing.T) {
-	published := map[string]float64{
-		"smollm-135m": 134.5e6, "llama-1b": 1.236e9, "llama-3b": 3.213e9,
-		"llama2-7b": 6.738e9, "llama-8b": 8.030e9, "llama-70b": 70.554e9,
-	}
-	for name, want := range published {
-		got := float64(Presets[name].Params())
-		if got < want*0.995 || got > want*1.005 {
-			t.Errorf("%s: %.4g params, published %.4g", name, got, want)
-		}
-		if err := Presets[name].Check(); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
 	}
 }
 
@@ -353,5 +338,13 @@ func TestGenerateTimesEachStep(t *testing.T) {
 	c.Cancel()
 	if done, err := c.Generate(1, 16, 4, nil, ends); !errors.Is(err, ErrCanceled) || done != 0 {
 		t.Errorf("after Cancel: done %d, %v", done, err)
+	}
+}
+
+// point refuses more sequences than a context can hold without asking
+// llama.cpp: the limits must be the same.
+func TestMaxParallelMatchesPoint(t *testing.T) {
+	if MaxParallelSequences() != point.MaxParallel {
+		t.Errorf("llama.cpp holds %d sequences, point.MaxParallel is %d", MaxParallelSequences(), point.MaxParallel)
 	}
 }

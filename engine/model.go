@@ -8,56 +8,25 @@ import "C"
 
 import (
 	"fmt"
-	"os"
 	"unsafe"
+
+	"github.com/tokbench/tokbench/point"
 
 	"github.com/tokbench/tokbench/gguf"
 )
-
-// SplitMode says how a model is spread over several GPUs.
-type SplitMode int
-
-const (
-	SplitNone  SplitMode = C.LLAMA_SPLIT_MODE_NONE
-	SplitLayer SplitMode = C.LLAMA_SPLIT_MODE_LAYER
-	SplitRow   SplitMode = C.LLAMA_SPLIT_MODE_ROW
-)
-
-func (s SplitMode) String() string {
-	switch s {
-	case SplitNone:
-		return "none"
-	case SplitRow:
-		return "row"
-	}
-	return "layer"
-}
-
-// ParseSplitMode reads none, layer or row.
-func ParseSplitMode(s string) (SplitMode, error) {
-	switch s {
-	case "none":
-		return SplitNone, nil
-	case "layer", "":
-		return SplitLayer, nil
-	case "row":
-		return SplitRow, nil
-	}
-	return 0, fmt.Errorf("split mode %q: use none, layer or row", s)
-}
 
 // ModelOptions are llama_model_params that a benchmark varies.
 type ModelOptions struct {
 	NGPULayers int // -1: all
 	NoMmap     bool
 	MainGPU    int
-	Split      SplitMode
+	Split      point.SplitMode
 }
 
 // DefaultModelOptions is llama-bench's default: every layer on the GPU
 // where there is one, mmap on, layer split.
 func DefaultModelOptions() ModelOptions {
-	return ModelOptions{NGPULayers: -1, Split: SplitLayer}
+	return ModelOptions{NGPULayers: -1, Split: point.SplitLayer}
 }
 
 // Meta describes a loaded model.
@@ -89,26 +58,9 @@ type Model struct {
 	Meta Meta
 }
 
-// Inspect reads and validates a GGUF file in Go, without llama.cpp: it
-// refuses what would make llama.cpp abort or fault.
-func Inspect(path string) (*gguf.File, gguf.Hparams, error) {
-	f, err := gguf.Open(path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, gguf.Hparams{}, fmt.Errorf("model %s does not exist: give the path of a .gguf file, or make one with 'tokbench synth'", path)
-		}
-		return nil, gguf.Hparams{}, fmt.Errorf("model %s: %w", path, err)
-	}
-	h, err := f.Validate()
-	if err != nil {
-		return nil, h, fmt.Errorf("model %s: %w", path, err)
-	}
-	return f, h, nil
-}
-
 // LoadModel validates the file, then loads it with llama.cpp.
 func LoadModel(path string, opts ModelOptions) (*Model, error) {
-	f, h, err := Inspect(path)
+	f, h, err := gguf.Inspect(path)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +132,7 @@ func (md *Model) fileType() string {
 	if _, err := fmt.Sscan(C.GoString(&buf[0]), &ft); err != nil {
 		return "unknown"
 	}
-	return FileTypeName(ft)
+	return gguf.FileTypeName(ft)
 }
 
 // BOS is the model's beginning-of-sequence token, -1 if none.

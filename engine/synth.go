@@ -14,6 +14,9 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/preset"
 )
 
 // directTypes are file types whose tensors are all one ggml type (norms
@@ -54,14 +57,14 @@ type synthTensor struct {
 // the model's size: the header is written first, then each tensor's rows
 // are generated and converted chunk by chunk. The same shape, type and
 // seed give the same file.
-func Synthesize(s Shape, path string, o SynthOptions) error {
+func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 	if err := s.Check(); err != nil {
 		return fmt.Errorf("synth %s: %w", s.Name, err)
 	}
 	if o.Type == "" {
 		o.Type = "f16"
 	}
-	name, ft, err := ParseFileType(o.Type)
+	name, ft, err := gguf.ParseFileType(o.Type)
 	if err != nil {
 		return err
 	}
@@ -143,7 +146,7 @@ func Synthesize(s Shape, path string, o SynthOptions) error {
 	return os.Rename(part, path)
 }
 
-func layout(s Shape, base C.enum_ggml_type) []synthTensor {
+func layout(s preset.Shape, base C.enum_ggml_type) []synthTensor {
 	e, v, ff, kv := int64(s.NEmbd), int64(s.NVocab), int64(s.NFF), int64(s.NHeadKV*s.HeadDim())
 	quantized := C.ggml_is_quantized(base)
 	// llama.cpp's quantizer keeps the output projection (or the tied
@@ -191,7 +194,7 @@ func layout(s Shape, base C.enum_ggml_type) []synthTensor {
 	return ts
 }
 
-func setMeta(g *C.struct_gguf_context, s Shape, ft int, seed uint64) {
+func setMeta(g *C.struct_gguf_context, s preset.Shape, ft int, seed uint64) {
 	str := func(k, v string) {
 		ck, cv := C.CString(k), C.CString(v)
 		C.gguf_set_val_str(g, ck, cv)

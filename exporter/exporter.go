@@ -124,13 +124,13 @@ func (e *Exporter) Step(s load.StepStats) {
 }
 
 // Done implements load.Observer.
-func (e *Exporter) Done(o *load.Outcome) {
+func (e *Exporter) Done(o *load.Served) {
 	client := "legitimate"
 	if o.Abusive {
 		client = "abusive"
 	}
-	e.requests.WithLabelValues(o.Status, client).Inc()
-	if o.Status != "ok" {
+	e.requests.WithLabelValues(string(o.Status), client).Inc()
+	if o.Status != load.StatusOK {
 		return
 	}
 	e.ttft.WithLabelValues(client).Observe(o.TTFTMs / 1000)

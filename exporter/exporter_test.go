@@ -20,8 +20,8 @@ func TestServesLiveFigures(t *testing.T) {
 	defer e.Close()
 	e.Scenario("short", "abuse")
 	e.Step(load.StepStats{Queue: 3, Active: 5, KVUsed: 700, Tokens: 60, Produced: 5, Step: 10 * time.Millisecond, Decode: 9 * time.Millisecond})
-	e.Done(&load.Outcome{Status: "ok", TTFTMs: 120, E2EMs: 900, ITLMs: []float64{20, 30}})
-	e.Done(&load.Outcome{Request: load.Request{Abusive: true}, Status: "rejected"})
+	e.Done(&load.Served{Status: "ok", TTFTMs: 120, E2EMs: 900, ITLMs: []float64{20, 30}})
+	e.Done(&load.Served{Request: load.Request{Abusive: true}, Status: "rejected"})
 	e.Second(load.Second{OutputTps: 250})
 	body := get(t, e)
 	for _, want := range []string{

@@ -30,3 +30,17 @@ func Class(backend, device string, memBytes uint64, driver, cpuModel string, thr
 	}
 	return c
 }
+
+// ClassOf is the class of the device that did the work: the CPU (backend
+// CPU or none), else the GPU named gpuName or, better, described by
+// profile (its memory and driver count too).
+func ClassOf(backend, gpuName string, profile *GPU, cpuModel string, threads int) string {
+	if strings.EqualFold(backend, "cpu") || backend == "" {
+		return Class("cpu", "", 0, "", cpuModel, threads)
+	}
+	if profile != nil {
+		return Class(backend, profile.Name, profile.MemoryTotal, profile.Driver, cpuModel, threads)
+	}
+	dev, _, _ := strings.Cut(gpuName, ",")
+	return Class(backend, dev, 0, "", cpuModel, threads)
+}

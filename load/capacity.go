@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -12,13 +13,15 @@ import (
 	"github.com/tokbench/tokbench/roofline"
 )
 
-// Probe is one load tried by a capacity search.
-type Probe struct {
+// Trial is one load tried by a capacity search.
+type Trial struct {
 	Concurrency int     `json:"concurrency,omitempty"`
 	Rate        float64 `json:"rate,omitempty"`
-	Summary     Summary `json:"summary"`
+	Summary     Figures `json:"summary"`
 	Pass        bool    `json:"pass"`
-	Why         string  `json:"why"` // the SLOs missed, or why it could not run
+	Why         string  `json:"why"`               // the SLOs missed, or why it could not run
+	Missed      []SLO   `json:"-"`                 // the SLOs missed
+	NotRun      bool    `json:"not_run,omitempty"` // the load could not run (its context did not fit)
 	// When it ran, for telemetry.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
@@ -34,9 +37,10 @@ type CapacityResult struct {
 	// Deciding is the probe that bound the search (the first that failed;
 	// the largest, if none did); Roofline is its decode against the
 	// hardware's ceiling, where the caller knows one.
-	Deciding *Probe             `json:"deciding,omitempty"`
+	Deciding *Trial             `json:"deciding,omitempty"`
 	Roofline *roofline.Analysis `json:"roofline,omitempty"`
-	Probes   []Probe            `json:"probes"`
+	Trials   []Trial            `json:"probes"`
+	Slots    int                `json:"slots,omitempty"` // open loop: the server's slots
 }
 
 // CapacityOptions bound the search.
@@ -67,12 +71,12 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 		return res, fmt.Errorf("capacity needs at least one SLO (--slo ttft_p99=2s,itl_p99=60ms)")
 	}
 	open := o.Slots > 0
-	tried := map[float64]*Probe{}
-	probe := func(x float64) (*Probe, error) {
+	tried := map[float64]*Trial{}
+	probe := func(x float64) (*Trial, error) {
 		if p, ok := tried[x]; ok {
 			return p, nil
 		}
-		p := &Probe{}
+		p := &Trial{}
 		tried[x] = p
 		slots, reqs := int(x), []Request(nil)
 		opts := Options{Concurrency: slots, Guards: o.Guards}
@@ -88,7 +92,7 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 		opts.Slots = slots
 		eng, closeFn, err := srv(slots)
 		if err != nil {
-			p.Why = err.Error()
+			p.Why, p.NotRun = err.Error(), true
 			return p, nil
 		}
 		defer closeFn()
@@ -99,11 +103,12 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 			return nil, err
 		}
 		steady := outs[min(slots, len(outs)):]
-		p.Summary = Summarize(steady, runSeconds(steady), overhead, slos)
+		p.Summary = Tally(steady, runSeconds(steady), overhead, slos)
 		var missed []string
-		for k, ok := range p.Summary.SLOsMet {
-			if !ok {
-				missed = append(missed, k)
+		for _, slo := range slos {
+			if !p.Summary.SLOsMet[slo.String()] {
+				p.Missed = append(p.Missed, slo)
+				missed = append(missed, slo.String())
 			}
 		}
 		sort.Strings(missed)
@@ -161,17 +166,17 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 		}
 	}
 	for _, p := range tried {
-		res.Probes = append(res.Probes, *p)
+		res.Trials = append(res.Trials, *p)
 	}
-	sort.Slice(res.Probes, func(i, j int) bool {
-		a, b := res.Probes[i], res.Probes[j]
+	sort.Slice(res.Trials, func(i, j int) bool {
+		a, b := res.Trials[i], res.Trials[j]
 		if a.Concurrency != b.Concurrency {
 			return a.Concurrency < b.Concurrency
 		}
 		return a.Rate < b.Rate
 	})
 	if open {
-		res.Rate = lo
+		res.Rate, res.Slots = lo, o.Slots
 	} else {
 		res.Concurrency = int(lo)
 	}
@@ -190,9 +195,9 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 	switch f := tried[hi]; {
 	case hi == 0:
 		res.BoundBy = fmt.Sprintf("not reached: every probe up to %g met the SLOs", top)
-	case f.Why != "" && !strings.HasPrefix(f.Why, "missed"):
+	case f.NotRun:
 		res.BoundBy = "memory at " + at + ": " + f.Why
-	case strings.Contains(f.Why, "itl") || strings.Contains(f.Why, "e2e"):
+	case slices.ContainsFunc(f.Missed, func(s SLO) bool { return s.Metric.Decode() }):
 		res.BoundBy = fmt.Sprintf("decode at %s: %s (each step reads the weights once plus every sequence's KV cache, and computes for all of them)", at, f.Why)
 	default:
 		res.BoundBy = fmt.Sprintf("prefill and queueing at %s: %s", at, f.Why)
@@ -201,10 +206,10 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 }
 
 // runSeconds is the span from the first arrival to the last completion.
-func runSeconds(outs []*Outcome) float64 {
+func runSeconds(outs []*Served) float64 {
 	var first, last float64
 	for i, o := range outs {
-		if o.Status != "ok" {
+		if o.Status != StatusOK {
 			continue
 		}
 		a := float64(o.arrived.UnixNano()) / 1e9

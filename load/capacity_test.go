@@ -39,9 +39,9 @@ func TestCapacityFindsTheKnownAnswer(t *testing.T) {
 	}
 	// 2 + c <= 12.5 ms: c <= 10; sleeping overshoots a little, never under.
 	if res.Concurrency < 7 || res.Concurrency > 10 {
-		t.Errorf("capacity %d, want 7..10; probes %+v", res.Concurrency, res.Probes)
+		t.Errorf("capacity %d, want 7..10; probes %+v", res.Concurrency, res.Trials)
 	}
-	if res.PerUserTs <= 0 || res.BoundBy == "" || len(res.Probes) < 4 {
+	if res.PerUserTs <= 0 || res.BoundBy == "" || len(res.Trials) < 4 {
 		t.Errorf("result %+v", res)
 	}
 	// A memory limit below the latency limit binds instead.
@@ -74,9 +74,9 @@ func TestCapacityOpenLoop(t *testing.T) {
 	}
 	t.Logf("sustainable %.1f/s", res.Rate)
 	if res.Rate < 15 || res.Rate > 44 || res.Concurrency != 0 || res.Deciding == nil {
-		t.Errorf("sustainable rate %.1f/s, want 15..44; probes %+v", res.Rate, res.Probes)
+		t.Errorf("sustainable rate %.1f/s, want 15..44; probes %+v", res.Rate, res.Trials)
 	}
-	for _, p := range res.Probes {
+	for _, p := range res.Trials {
 		if p.Rate <= 0 || (p.Pass && p.Rate > res.Rate) {
 			t.Errorf("probe %+v", p)
 		}

@@ -84,7 +84,7 @@ func TestClosedLoop(t *testing.T) {
 	if len(timeline) == 0 || overhead < 0 || overhead > 100 {
 		t.Errorf("timeline %d seconds, overhead %.1f%%", len(timeline), overhead)
 	}
-	s := Summarize(outs, 1, overhead, nil)
+	s := Tally(outs, 1, overhead, nil)
 	if s.Completed != 40 || s.TTFTMs.P50 > s.TTFTMs.P99 || s.ITLMs.P99 < 1 {
 		t.Errorf("summary %+v", s)
 	}
@@ -145,12 +145,12 @@ func TestPercentilesAndSLOs(t *testing.T) {
 	if err != nil || len(slos) != 2 || slos[1].Percentile != 99 || slos[0].Limit != 2*time.Second {
 		t.Fatalf("%v %+v", err, slos)
 	}
-	outs := []*Outcome{
+	outs := []*Served{
 		{Status: "ok", TTFTMs: 100, ITLMs: []float64{10, 20}, E2EMs: 200},
 		{Status: "ok", TTFTMs: 3000, ITLMs: []float64{10}, E2EMs: 3100},
 		{Status: "ok", TTFTMs: 100, ITLMs: []float64{80}, E2EMs: 300},
 	}
-	s := Summarize(outs, 2, 0, slos)
+	s := Tally(outs, 2, 0, slos)
 	if s.Goodput != 0.5 || math.Abs(s.GoodFraction-1.0/3) > 1e-9 || s.SLOsMet["ttft_p99<=2s"] {
 		t.Errorf("goodput %v fraction %v slos %v", s.Goodput, s.GoodFraction, s.SLOsMet)
 	}

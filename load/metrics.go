@@ -9,11 +9,26 @@ import (
 	"github.com/tokbench/tokbench/stats"
 )
 
+// Metric is what an SLO bounds.
+type Metric string
+
+// SLO metrics.
+const (
+	TTFT Metric = "ttft" // time to first token
+	ITL  Metric = "itl"  // inter-token latency
+	E2E  Metric = "e2e"  // the whole request
+)
+
+// Decode says whether the metric is set by the decode steps (each step
+// reads the weights and every sequence's KV cache) rather than by prefill
+// and queueing.
+func (m Metric) Decode() bool { return m == ITL || m == E2E }
+
 // SLO is one service-level objective: metric (ttft, itl, e2e) at a
 // percentile (over the run; a request meets it when its own value is
 // within the limit) below a limit.
 type SLO struct {
-	Metric     string
+	Metric     Metric
 	Percentile float64
 	Limit      time.Duration
 }
@@ -27,13 +42,13 @@ func ParseSLOs(s string) ([]SLO, error) {
 			return nil, fmt.Errorf("SLO %q: write metric_pNN=duration, e.g. ttft_p99=2s", part)
 		}
 		name, p, _ := strings.Cut(k, "_p")
-		slo := SLO{Metric: name, Percentile: 99}
+		slo := SLO{Metric: Metric(name), Percentile: 99}
 		if p != "" {
 			if _, err := fmt.Sscan(p, &slo.Percentile); err != nil || slo.Percentile <= 0 || slo.Percentile > 100 {
 				return nil, fmt.Errorf("SLO %q: percentile %q", part, p)
 			}
 		}
-		if name != "ttft" && name != "itl" && name != "e2e" {
+		if m := Metric(name); m != TTFT && m != ITL && m != E2E {
 			return nil, fmt.Errorf("SLO %q: metric %q: use ttft, itl or e2e", part, name)
 		}
 		d, err := time.ParseDuration(v)
@@ -49,18 +64,19 @@ func ParseSLOs(s string) ([]SLO, error) {
 func (s SLO) String() string { return fmt.Sprintf("%s_p%g<=%s", s.Metric, s.Percentile, s.Limit) }
 
 // value is a request's own figure for the SLO's metric.
-func (s SLO) value(o *Outcome) float64 {
+func (s SLO) value(o *Served) float64 {
 	switch s.Metric {
-	case "ttft":
+	case TTFT:
 		return o.TTFTMs
-	case "itl":
+	case ITL:
 		return stats.Percentile(o.ITLMs, s.Percentile)
 	}
 	return o.E2EMs
 }
 
-// Summary is a run's figures.
-type Summary struct {
+// Figures are a run's figures: requests, throughput, latency percentiles,
+// goodput against the SLOs, the scheduler's overhead.
+type Figures struct {
 	Requests     int               `json:"requests"`
 	Completed    int               `json:"completed"`
 	Rejected     int               `json:"rejected"`
@@ -84,17 +100,17 @@ type Summary struct {
 	PrefixReused float64 `json:"prefix_reused,omitempty"`
 }
 
-// Summarize computes a run's figures against its SLOs.
-func Summarize(outs []*Outcome, seconds, schedulerPct float64, slos []SLO) Summary {
-	s := Summary{Requests: len(outs), Seconds: seconds, SchedulerPct: schedulerPct, SLOsMet: map[string]bool{}}
+// Tally computes a run's figures against its SLOs.
+func Tally(outs []*Served, seconds, schedulerPct float64, slos []SLO) Figures {
+	s := Figures{Requests: len(outs), Seconds: seconds, SchedulerPct: schedulerPct, SLOsMet: map[string]bool{}}
 	var queue, ttft, itl, e2e, user []float64
 	tokens, good, prompt, reused := 0, 0, 0, 0
 	for _, o := range outs {
 		switch o.Status {
-		case "rejected":
+		case StatusRejected:
 			s.Rejected++
 			continue
-		case "ok":
+		case StatusOK:
 		default:
 			continue
 		}
@@ -130,9 +146,9 @@ func Summarize(outs []*Outcome, seconds, schedulerPct float64, slos []SLO) Summa
 	for _, slo := range slos {
 		var xs []float64
 		switch slo.Metric {
-		case "ttft":
+		case TTFT:
 			xs = ttft
-		case "itl":
+		case ITL:
 			xs = itl
 		default:
 			xs = e2e

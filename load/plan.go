@@ -19,12 +19,12 @@ type Arrival struct {
 	Rate, Burstiness float64
 }
 
-// Plan lays out the runs of a load test: one, or with abuse three that
+// Scenarios lays out the runs of a load test: one, or with abuse three that
 // measure the guards' effect on the legitimate traffic (the same requests
 // from the same clients each time): without the abusive clients, with
 // them, and with them against guards g (if g has none: caps at the
 // largest legitimate prompt and output, and fair scheduling).
-func Plan(w Workload, n int, seed uint64, o Options, arr Arrival, a Abuse, g Guards) []Scenario {
+func Scenarios(w Workload, n int, seed uint64, o Options, arr Arrival, a Abuse, g Guards) []Scenario {
 	legit := w.Generate(n, seed)
 	if arr.Rate > 0 {
 		Arrivals(legit, arr.Rate, arr.Burstiness, seed)
@@ -64,7 +64,7 @@ func Plan(w Workload, n int, seed uint64, o Options, arr Arrival, a Abuse, g Gua
 }
 
 // Split separates the legitimate requests' outcomes from the abusive ones'.
-func Split(outs []*Outcome) (legit, abusive []*Outcome) {
+func Split(outs []*Served) (legit, abusive []*Served) {
 	for _, o := range outs {
 		if o.Abusive {
 			abusive = append(abusive, o)

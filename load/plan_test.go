@@ -48,7 +48,7 @@ func TestMultiTurn(t *testing.T) {
 		}
 		ends[o.Conv], client[o.Conv] = o.arrived.Add(time.Duration(o.E2EMs*1e6)), o.Client
 	}
-	s := Summarize(outs, 1, 0, nil)
+	s := Tally(outs, 1, 0, nil)
 	if s.PrefixShare <= 0.3 || s.PrefixReused < 0.8 {
 		t.Errorf("prefix share %.2f, reused %.2f", s.PrefixShare, s.PrefixReused)
 	}
@@ -108,7 +108,7 @@ func (s *step) Decode() error {
 
 func TestAbuseAndGuards(t *testing.T) {
 	w := Workload{Name: "t", Prompt: Dist{Kind: "uniform", A: 8, B: 32}, Output: Dist{Kind: "fixed", A: 24}}
-	plan := Plan(w, 24, 3, Options{Slots: 4, Concurrency: 4}, Arrival{}, Abuse{Fraction: 0.25, Shape: "long-prompt", Tokens: 4000}, Guards{})
+	plan := Scenarios(w, 24, 3, Options{Slots: 4, Concurrency: 4}, Arrival{}, Abuse{Fraction: 0.25, Shape: "long-prompt", Tokens: 4000}, Guards{})
 	if len(plan) != 3 || plan[0].Options.Concurrency != 3 || plan[1].Options.AbusiveClients != 1 || !plan[2].Options.Fair || plan[2].Options.MaxPrompt != 32 {
 		t.Fatalf("plan %+v", plan)
 	}
@@ -119,7 +119,7 @@ func TestAbuseAndGuards(t *testing.T) {
 			t.Fatal(err)
 		}
 		legit, abusive := Split(outs)
-		s := Summarize(legit, 1, 0, nil)
+		s := Tally(legit, 1, 0, nil)
 		if s.Completed != 24 {
 			t.Fatalf("%s: %d legitimate requests completed", sc.Name, s.Completed)
 		}

@@ -9,7 +9,7 @@ import (
 
 // slot is one sequence of the context.
 type slot struct {
-	cur  *Outcome
+	cur  *Served
 	conv int // the conversation whose cells it kept (-1: none)
 	kept int
 	used time.Time
@@ -32,11 +32,11 @@ type sched struct {
 	o       Options
 	eng     Engine
 	start   time.Time
-	outs    []*Outcome
-	streams [2][]*Outcome // legitimate, abusive: conversation starts in order
+	outs    []*Served
+	streams [2][]*Served // legitimate, abusive: conversation starts in order
 	nexts   [2]int
 	idle    []idle // closed loop: clients with nothing in flight
-	queue   []*Outcome
+	queue   []*Served
 	slots   []slot
 	served  map[int]int // tokens processed per client (fairness)
 	budgets map[int]*bucket
@@ -47,7 +47,7 @@ type sched struct {
 // (abusive clients send until then) or ctx ends, and returns each
 // request's outcome, the per-second timeline and the scheduler's own
 // share of the wall time (everything outside Decode).
-func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Outcome, []Second, float64, error) {
+func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Served, []Second, float64, error) {
 	if o.Slots < 1 {
 		return nil, nil, 0, fmt.Errorf("slots %d: need at least 1", o.Slots)
 	}
@@ -98,9 +98,9 @@ func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Outcome
 	}
 	for _, out := range s.outs {
 		if out.Status == "" && !out.arrived.IsZero() {
-			out.Status, out.Reason = "unfinished", reason
+			out.Status, out.Reason = StatusUnfinished, reason
 		} else if out.Status == "" {
-			out.Status, out.Reason = "unsent", reason
+			out.Status, out.Reason = StatusUnsent, reason
 		}
 	}
 	wall := time.Since(s.start)
@@ -113,10 +113,10 @@ func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Outcome
 
 func (s *sched) setup(reqs []Request) {
 	s.start = time.Now()
-	s.outs = make([]*Outcome, len(reqs))
-	var prev [2]*Outcome
+	s.outs = make([]*Served, len(reqs))
+	var prev [2]*Served
 	for i := range reqs {
-		out := &Outcome{Request: reqs[i], seq: -1}
+		out := &Served{Request: reqs[i], seq: -1}
 		s.outs[i] = out
 		k := stream(out)
 		if p := prev[k]; p != nil && p.Conv == out.Conv && out.Turn == p.Turn+1 {
@@ -137,7 +137,7 @@ func (s *sched) setup(reqs []Request) {
 	}
 }
 
-func stream(o *Outcome) int {
+func stream(o *Served) int {
 	if o.Abusive {
 		return 1
 	}
@@ -145,7 +145,7 @@ func stream(o *Outcome) int {
 }
 
 // convKey names a conversation across both streams.
-func convKey(o *Outcome) int { return o.Conv<<1 | stream(o) }
+func convKey(o *Served) int { return o.Conv<<1 | stream(o) }
 
 // arrivals lets requests in: a closed loop gives each idle client its
 // next conversation; an open loop lets conversations in at their times.
@@ -215,11 +215,11 @@ func (s *sched) wait() bool {
 	return true
 }
 
-func (s *sched) arrive(out *Outcome, client int, now time.Time) {
+func (s *sched) arrive(out *Served, client int, now time.Time) {
 	out.Client, out.arrived = client, now
 	g := s.o.Guards
 	switch {
-	case (g.MaxPrompt > 0 && out.Prompt > g.MaxPrompt) || (g.MaxOutput > 0 && out.Output > g.MaxOutput):
+	case !g.Admits(out.Request):
 		s.reject(out, fmt.Sprintf("prompt %d / output %d tokens exceed the caps of %d / %d", out.Prompt, out.Output, g.MaxPrompt, g.MaxOutput), now)
 	case g.ClientBudget > 0:
 		if wait, ok := s.pay(out, now); !ok {
@@ -235,7 +235,7 @@ func (s *sched) arrive(out *Outcome, client int, now time.Time) {
 // pay takes a request's tokens from its client's bucket, if it holds
 // them; if not, it says how long until it would (a request larger than the
 // whole budget: never, and no wait is asked).
-func (s *sched) pay(out *Outcome, now time.Time) (time.Duration, bool) {
+func (s *sched) pay(out *Served, now time.Time) (time.Duration, bool) {
 	b := s.budgets[out.Client]
 	capacity := float64(s.o.ClientBudget)
 	if b == nil {
@@ -257,8 +257,8 @@ func (s *sched) pay(out *Outcome, now time.Time) (time.Duration, bool) {
 
 // reject turns a request away; its client sends again at retry (a
 // closed-loop client told to wait, as by a 429's Retry-After).
-func (s *sched) reject(out *Outcome, reason string, retry time.Time) {
-	out.Status, out.Reason = "rejected", reason
+func (s *sched) reject(out *Served, reason string, retry time.Time) {
+	out.Status, out.Reason = StatusRejected, reason
 	s.release(out, retry)
 }
 
@@ -266,15 +266,15 @@ func (s *sched) reject(out *Outcome, reason string, retry time.Time) {
 // same client; otherwise (or if it was rejected, which ends the
 // conversation) a closed-loop client is free again at time at: now, or
 // after a retry-after.
-func (s *sched) release(out *Outcome, at time.Time) {
+func (s *sched) release(out *Served, at time.Time) {
 	s.done(out)
-	if out.Status != "rejected" && out.next != nil {
+	if out.Status != StatusRejected && out.next != nil {
 		s.arrive(out.next, out.Client, at)
 		return
 	}
 	for n := out.next; n != nil; n = n.next {
 		n.Client, n.arrived = out.Client, at
-		n.Status, n.Reason = "rejected", fmt.Sprintf("turn %d of the conversation was rejected", out.Turn)
+		n.Status, n.Reason = StatusRejected, fmt.Sprintf("turn %d of the conversation was rejected", out.Turn)
 		s.done(n)
 	}
 	if s.o.Concurrency > 0 {
@@ -282,7 +282,7 @@ func (s *sched) release(out *Outcome, at time.Time) {
 	}
 }
 
-func (s *sched) done(out *Outcome) {
+func (s *sched) done(out *Served) {
 	if !out.Abusive {
 		s.legit--
 	}
@@ -341,7 +341,7 @@ func (s *sched) pick() int {
 }
 
 type part struct {
-	out *Outcome
+	out *Served
 	n   int
 }
 

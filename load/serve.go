@@ -47,13 +47,32 @@ type Guards struct {
 	Fair bool `json:"fair,omitempty"`
 }
 
+// Admits says whether the caps let a request in.
+func (g Guards) Admits(r Request) bool {
+	return (g.MaxPrompt == 0 || r.Prompt <= g.MaxPrompt) && (g.MaxOutput == 0 || r.Output <= g.MaxOutput)
+}
+
+// Longest is the longest request (prompt + output) of the scenarios that
+// their guards admit: what a context must hold per sequence.
+func Longest(scenarios ...Scenario) int {
+	longest := 0
+	for _, sc := range scenarios {
+		for _, r := range sc.Requests {
+			if sc.Options.Guards.Admits(r) {
+				longest = max(longest, r.Prompt+r.Output)
+			}
+		}
+	}
+	return longest
+}
+
 // Any says whether a guard is on.
 func (g Guards) Any() bool { return g != Guards{} }
 
 // Observer sees the run as it goes.
 type Observer interface {
 	Step(StepStats)    // after each decode step
-	Done(*Outcome)     // a request finished or was rejected
+	Done(*Served)      // a request finished or was rejected
 	Second(sec Second) // a second of the timeline is complete
 }
 
@@ -64,10 +83,21 @@ type StepStats struct {
 	Step, Decode          time.Duration
 }
 
-// Outcome is what happened to one request.
-type Outcome struct {
+// Status is what became of a request.
+type Status string
+
+// Request statuses.
+const (
+	StatusOK         Status = "ok"         // served to its last token
+	StatusRejected   Status = "rejected"   // turned away by a guard
+	StatusUnfinished Status = "unfinished" // in the server when the run ended
+	StatusUnsent     Status = "unsent"     // never sent: the run ended first
+)
+
+// Served is what happened to one request.
+type Served struct {
 	Request
-	Status   string    `json:"status"` // ok, rejected, unfinished
+	Status   Status    `json:"status"`
 	Reason   string    `json:"reason,omitempty"`
 	Reused   int       `json:"reused_tokens,omitempty"` // prompt tokens whose KV cells the slot kept
 	QueueMs  float64   `json:"queue_ms"`
@@ -77,7 +107,7 @@ type Outcome struct {
 	ITLMs    []float64 `json:"-"`
 	ITLP50Ms float64   `json:"itl_p50_ms"`
 	ITLP99Ms float64   `json:"itl_p99_ms"`
-	next     *Outcome  // the conversation's next turn
+	next     *Served   // the conversation's next turn
 	arrived  time.Time
 	admitted time.Time
 	firstTok time.Time
@@ -98,8 +128,8 @@ type Second struct {
 	Telemetry *gpu.Window `json:"telemetry,omitempty"`
 }
 
-func finish(s *Outcome, end time.Time) {
-	s.Status = "ok"
+func finish(s *Served, end time.Time) {
+	s.Status = StatusOK
 	s.QueueMs = ms(s.admitted.Sub(s.arrived))
 	s.TTFTMs = ms(s.firstTok.Sub(s.arrived))
 	s.E2EMs = ms(end.Sub(s.arrived))

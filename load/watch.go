@@ -16,7 +16,7 @@ func (obs Observers) Step(s StepStats) {
 	}
 }
 
-func (obs Observers) Done(out *Outcome) {
+func (obs Observers) Done(out *Served) {
 	for _, o := range obs {
 		o.Done(out)
 	}
@@ -46,7 +46,7 @@ type Monitor struct {
 }
 
 func (m *Monitor) Step(StepStats) {}
-func (m *Monitor) Done(*Outcome)  {}
+func (m *Monitor) Done(*Served)   {}
 
 // Second checks a complete second.
 func (m *Monitor) Second(s Second) {

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tokbench/tokbench/sweep"
+	"github.com/tokbench/tokbench/record"
 )
 
 // chart is one figure of a report.
@@ -17,19 +17,19 @@ type chart struct {
 	svg   func(standalone bool) string
 }
 
-func label(r *sweep.Record) string { return cmpOr(r.ModelID, r.ModelType) }
+func label(r *record.Record) string { return cmpOr(r.ModelID, r.ModelType) }
 
 // charts are the figures the records allow: tg t/s against depth per model
 // and quantization, aggregate t/s against parallel sequences, efficiency
 // against the ceiling per point, and telemetry per repetition.
-func charts(recs []sweep.Record) []chart {
+func charts(recs []record.Record) []chart {
 	var out []chart
-	lines := func(title, xlabel string, key func(r *sweep.Record) string, x func(r *sweep.Record) float64) {
+	lines := func(title, xlabel string, key func(r *record.Record) string, x func(r *record.Record) float64) {
 		bySeries := map[string]*series{}
 		var order []string
 		for i := range recs {
 			r := &recs[i]
-			if r.Status != sweep.StatusOK || r.IsPrompt() || (r.Sampling != "none" && r.Sampling != "") {
+			if r.Status != record.StatusOK || r.IsPrompt() || (r.Sampling != "none" && r.Sampling != "") {
 				continue
 			}
 			k := key(r)
@@ -62,11 +62,11 @@ func charts(recs []sweep.Record) []chart {
 		}
 	}
 	lines("Decode t/s against context depth", "KV cache depth (tokens)",
-		func(r *sweep.Record) string { return fmt.Sprintf("%s tg%d x%d", label(r), r.NGen, r.NParallel) },
-		func(r *sweep.Record) float64 { return float64(r.NDepth) })
+		func(r *record.Record) string { return fmt.Sprintf("%s tg%d x%d", label(r), r.NGen, r.NParallel) },
+		func(r *record.Record) float64 { return float64(r.NDepth) })
 	lines("Aggregate decode t/s against parallel sequences", "parallel sequences",
-		func(r *sweep.Record) string { return fmt.Sprintf("%s tg%d @d%d", label(r), r.NGen, r.NDepth) },
-		func(r *sweep.Record) float64 { return float64(r.NParallel) })
+		func(r *record.Record) string { return fmt.Sprintf("%s tg%d @d%d", label(r), r.NGen, r.NDepth) },
+		func(r *record.Record) float64 { return float64(r.NParallel) })
 
 	var labels, verdicts []string
 	var effs []float64
@@ -126,10 +126,10 @@ const css = `body{font-family:sans-serif;margin:2em;max-width:1100px}table{borde
 // HTML writes one self-contained page: hardware profile, charts as inline
 // SVG, the verdict table and every result. Nothing in it is fetched from
 // anywhere.
-func HTML(w io.Writer, recs []sweep.Record) error { return HTMLWith(w, recs, nil) }
+func HTML(w io.Writer, recs []record.Record) error { return HTMLWith(w, recs, nil) }
 
 // HTMLWith is HTML plus timelines of raw telemetry samples.
-func HTMLWith(w io.Writer, recs []sweep.Record, tl Timeline) error {
+func HTMLWith(w io.Writer, recs []record.Record, tl Timeline) error {
 	var b strings.Builder
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>tokbench report</title><style>" + css + "</style></head><body>\n")
 	b.WriteString("<h1>tokbench report</h1>\n")
@@ -163,7 +163,7 @@ func align(c column) string {
 	return ` class="l"`
 }
 
-func profileHTML(b *strings.Builder, recs []sweep.Record) {
+func profileHTML(b *strings.Builder, recs []record.Record) {
 	if len(recs) == 0 {
 		b.WriteString("<p>No records.</p>\n")
 		return
@@ -185,7 +185,7 @@ func profileHTML(b *strings.Builder, recs []sweep.Record) {
 	b.WriteString("</table>\n")
 }
 
-func verdictsHTML(b *strings.Builder, recs []sweep.Record) {
+func verdictsHTML(b *strings.Builder, recs []record.Record) {
 	b.WriteString("<h2>Verdicts</h2>\n<table><tr><th class=\"l\">model</th><th class=\"l\">test</th><th>t/s</th><th>ceiling t/s</th><th>efficiency</th><th class=\"l\">verdict</th><th class=\"l\">why</th></tr>\n")
 	n := 0
 	for i := range recs {
@@ -206,7 +206,7 @@ func verdictsHTML(b *strings.Builder, recs []sweep.Record) {
 // MarkdownFiles writes the Markdown tables to path and each chart as an
 // SVG file beside it (path without .md, then -1.svg, -2.svg, ...), linked
 // from the Markdown.
-func MarkdownFiles(path string, recs []sweep.Record, tl Timeline) error {
+func MarkdownFiles(path string, recs []record.Record, tl Timeline) error {
 	return markdownFiles(path, append(charts(recs), tl.charts()...), func(w io.Writer) error { return Markdown(w, recs) })
 }
 

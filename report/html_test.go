@@ -9,25 +9,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokbench/tokbench/record"
+
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/roofline"
-	"github.com/tokbench/tokbench/sweep"
 )
 
 // sweepRecords is a small sweep: two quantizations x three depths x two
 // parallel counts of tg, with rooflines and GPU telemetry.
-func sweepRecords() []sweep.Record {
-	var out []sweep.Record
+func sweepRecords() []record.Record {
+	var out []record.Record
 	for qi, q := range []string{"q8_0", "q4_0"} {
 		for _, np := range []int{1, 4} {
 			for _, d := range []int{0, 1024, 4096} {
 				ts := float64(100*(qi+1)*np) / (1 + float64(d)/4096)
 				w := gpu.Window{Devices: []gpu.DeviceWindow{{Dev: 0, Metrics: map[string]gpu.Stat{"power_w": {Mean: 300 + ts}, "gpu_util": {Mean: 90}}},
 					{Dev: -1, Metrics: map[string]gpu.Stat{"cpu_pct": {Mean: 100}}}}}
-				out = append(out, sweep.Record{ModelID: "synth:llama-8b:" + q, ModelFileType: q, Test: "tg128", NGen: 128, NDepth: d, NParallel: np,
-					Status: sweep.StatusOK, Sampling: "none", AvgTs: ts, CPUInfo: "Test CPU", Backend: "CUDA",
-					Roofline:  &roofline.Analysis{CeilingTs: ts * 1.5, Efficiency: 1 / 1.5, Verdict: roofline.MemoryBound, Why: "because <tested> & so"},
-					Telemetry: &sweep.Telemetry{Measure: &w, Reps: []gpu.Window{w, w}}})
+				out = append(out, record.Record{ModelID: "synth:llama-8b:" + q, Test: "tg128", Status: record.StatusOK, Roofline: &roofline.Analysis{CeilingTs: ts * 1.5, Efficiency: 1 / 1.5, Verdict: roofline.MemoryBound, Why: "because <tested> & so"}, Machine: record.Machine{CPUInfo: "Test CPU", Backend: "CUDA"}, Model: record.Model{ModelFileType: q}, Settings: record.Settings{NGen: 128, NDepth: d, NParallel: np, Sampling: "none"}, Result: record.Result{AvgTs: ts}, Hardware: record.Hardware{Telemetry: &record.Telemetry{Measure: &w, Reps: []gpu.Window{w, w}}}})
 			}
 		}
 	}

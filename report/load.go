@@ -21,16 +21,21 @@ type grid struct {
 
 func (g grid) table(w io.Writer) error {
 	fmt.Fprintf(w, "%s\n", g.title)
+	if err := g.rowsOnly(w); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// rowsOnly writes the grid's head and rows, aligned, without its title.
+func (g grid) rowsOnly(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(g.head, "\t")+"\t")
 	for _, r := range g.rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(w)
-	return err
+	return tw.Flush()
 }
 
 func (g grid) markdown(w io.Writer) error {
@@ -98,7 +103,7 @@ func loadGrids(lines []load.Line) []grid {
 				fmt.Sprintf("%.2f", s.Goodput), abused, fmt.Sprintf("%.2f", s.SchedulerPct)})
 		}
 		if c := l.Capacity; c != nil {
-			for _, p := range c.Probes {
+			for _, p := range c.Trials {
 				s, result := p.Summary, "pass"
 				if !p.Pass {
 					result = p.Why
@@ -122,7 +127,7 @@ func loadGrids(lines []load.Line) []grid {
 	return out
 }
 
-func probeAt(p load.Probe) string {
+func probeAt(p load.Trial) string {
 	if p.Rate > 0 {
 		return fmt.Sprintf("%.3g/s", p.Rate)
 	}
@@ -137,7 +142,7 @@ func loadCharts(lines []load.Line) []chart {
 	var tps, queue []series
 	type point struct{ x, ttft50, ttft99, itl50, itl99 float64 }
 	byWorkload := map[string][]point{}
-	add := func(wl string, x float64, s load.Summary) {
+	add := func(wl string, x float64, s load.Figures) {
 		if s.Completed > 0 {
 			byWorkload[wl] = append(byWorkload[wl], point{x, s.TTFTMs.P50, s.TTFTMs.P99, s.ITLMs.P50, s.ITLMs.P99})
 		}
@@ -157,7 +162,7 @@ func loadCharts(lines []load.Line) []chart {
 		}
 		if c := l.Capacity; c != nil {
 			tot, user := series{name: "output t/s, all users"}, series{name: "t/s per user (p50)"}
-			for _, p := range c.Probes {
+			for _, p := range c.Trials {
 				x := float64(p.Concurrency)
 				if p.Rate > 0 {
 					x = p.Rate

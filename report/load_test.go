@@ -15,17 +15,17 @@ import (
 
 func loadLines() []load.Line {
 	w := &load.Workload{Name: "short"}
-	run := func(c int, scenario string, abusive *load.Summary) load.Line {
-		s := load.Summary{Completed: 10 * c, OutputTps: 100 * float64(c), TTFTMs: stats.Percentiles{N: 10, P50: float64(c), P99: 3 * float64(c)}}
+	run := func(c int, scenario string, abusive *load.Figures) load.Line {
+		s := load.Figures{Completed: 10 * c, OutputTps: 100 * float64(c), TTFTMs: stats.Percentiles{N: 10, P50: float64(c), P99: 3 * float64(c)}}
 		return load.Line{Kind: "load", Workload: w, Run: &load.Result{Scenario: scenario, Loop: "closed", Clients: c, Slots: c, Summary: s, Abusive: abusive,
 			Timeline: []load.Second{{T: 0, Queue: 2, OutputTps: 90}, {T: 1, Queue: 0, OutputTps: 110}}}}
 	}
-	probe := func(c int, pass bool) load.Probe {
-		return load.Probe{Concurrency: c, Pass: pass, Summary: load.Summary{Completed: 5, OutputTps: 50 * float64(c)}}
+	probe := func(c int, pass bool) load.Trial {
+		return load.Trial{Concurrency: c, Pass: pass, Summary: load.Figures{Completed: 5, OutputTps: 50 * float64(c)}}
 	}
-	return []load.Line{run(1, "load", nil), run(2, "load", nil), run(4, "abuse", &load.Summary{Completed: 1, Rejected: 3}),
+	return []load.Line{run(1, "load", nil), run(2, "load", nil), run(4, "abuse", &load.Figures{Completed: 1, Rejected: 3}),
 		{Kind: "capacity", Workload: w, Capacity: &load.CapacityResult{Concurrency: 2, BoundBy: "decode at 4 sequences",
-			Probes: []load.Probe{probe(1, true), probe(2, true), probe(4, false)}}}}
+			Trials: []load.Trial{probe(1, true), probe(2, true), probe(4, false)}}}}
 }
 
 func TestLoadReport(t *testing.T) {

@@ -12,16 +12,17 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/tokbench/tokbench/stats"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/roofline"
 
-	"github.com/tokbench/tokbench/sweep"
+	"github.com/tokbench/tokbench/stats"
 )
 
 // Formats are the output formats, as -o names them.
 var Formats = []string{"table", "json", "jsonl", "csv", "md", "html"}
 
 // Write writes records in the format.
-func Write(w io.Writer, format string, recs []sweep.Record) error {
+func Write(w io.Writer, format string, recs []record.Record) error {
 	switch format {
 	case "table":
 		return Table(w, recs)
@@ -29,7 +30,7 @@ func Write(w io.Writer, format string, recs []sweep.Record) error {
 		return Markdown(w, recs)
 	case "json":
 		if recs == nil {
-			recs = []sweep.Record{}
+			recs = []record.Record{}
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -54,7 +55,7 @@ func Write(w io.Writer, format string, recs []sweep.Record) error {
 type column struct {
 	head  string
 	right bool
-	value func(r *sweep.Record) string
+	value func(r *record.Record) string
 }
 
 func size(b uint64) string {
@@ -84,25 +85,25 @@ func ms(l *stats.Latency, f func(*stats.Latency) float64) string {
 }
 
 var columns = []column{
-	{"model", false, func(r *sweep.Record) string { return cmpOr(r.ModelID, r.ModelType) }},
-	{"size", true, func(r *sweep.Record) string { return size(r.ModelSize) }},
-	{"params", true, func(r *sweep.Record) string { return params(r.ModelParams) }},
-	{"backend", false, func(r *sweep.Record) string { return r.Backend }},
-	{"threads", true, func(r *sweep.Record) string { return strconv.Itoa(r.NThreads) }},
-	{"fa", true, func(r *sweep.Record) string { return [...]string{"auto", "off", "on"}[r.FlashAttn+1] }},
-	{"test", false, func(r *sweep.Record) string { return r.Test }},
-	{"sampling", false, func(r *sweep.Record) string { return strings.SplitN(r.Sampling, " ", 2)[0] }},
-	{"t/s", true, func(r *sweep.Record) string {
-		if r.Status != "" && r.Status != sweep.StatusOK {
-			return strings.ToUpper(r.Status)
+	{"model", false, func(r *record.Record) string { return cmpOr(r.ModelID, r.ModelType) }},
+	{"size", true, func(r *record.Record) string { return size(r.ModelSize) }},
+	{"params", true, func(r *record.Record) string { return params(r.ModelParams) }},
+	{"backend", false, func(r *record.Record) string { return r.Backend }},
+	{"threads", true, func(r *record.Record) string { return strconv.Itoa(r.NThreads) }},
+	{"fa", true, func(r *record.Record) string { return [...]string{"auto", "off", "on"}[r.FlashAttn+1] }},
+	{"test", false, func(r *record.Record) string { return r.Test }},
+	{"sampling", false, func(r *record.Record) string { return strings.SplitN(r.Sampling, " ", 2)[0] }},
+	{"t/s", true, func(r *record.Record) string {
+		if r.Status != "" && r.Status != record.StatusOK {
+			return strings.ToUpper(string(r.Status))
 		}
 		return fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs)
 	}},
-	{"t/s/seq", true, func(r *sweep.Record) string { return fmt.Sprintf("%.2f", r.AvgTsPerSeq) }},
-	{"cv", true, func(r *sweep.Record) string { return fmt.Sprintf("%.1f%%", 100*r.CV) }},
-	{"ttft ms", true, func(r *sweep.Record) string { return ms(r.TTFT, func(l *stats.Latency) float64 { return l.P50 }) }},
-	{"itl p50 ms", true, func(r *sweep.Record) string { return ms(r.ITL, func(l *stats.Latency) float64 { return l.P50 }) }},
-	{"itl p99 ms", true, func(r *sweep.Record) string { return ms(r.ITL, func(l *stats.Latency) float64 { return l.P99 }) }},
+	{"t/s/seq", true, func(r *record.Record) string { return fmt.Sprintf("%.2f", r.AvgTsPerSeq) }},
+	{"cv", true, func(r *record.Record) string { return fmt.Sprintf("%.1f%%", 100*r.CV) }},
+	{"ttft ms", true, func(r *record.Record) string { return ms(r.TTFT, func(l *stats.Latency) float64 { return l.P50 }) }},
+	{"itl p50 ms", true, func(r *record.Record) string { return ms(r.ITL, func(l *stats.Latency) float64 { return l.P50 }) }},
+	{"itl p99 ms", true, func(r *record.Record) string { return ms(r.ITL, func(l *stats.Latency) float64 { return l.P99 }) }},
 }
 
 func cmpOr(a, b string) string {
@@ -114,7 +115,7 @@ func cmpOr(a, b string) string {
 
 // Grouped orders records by model and quantization, keeping the order
 // within each group, as a sweep's closing table shows them.
-func Grouped(recs []sweep.Record) []sweep.Record {
+func Grouped(recs []record.Record) []record.Record {
 	out := slices.Clone(recs)
 	first := map[string]int{}
 	for i, r := range out {
@@ -122,20 +123,20 @@ func Grouped(recs []sweep.Record) []sweep.Record {
 			first[group(&r)] = i
 		}
 	}
-	slices.SortStableFunc(out, func(a, b sweep.Record) int { return first[group(&a)] - first[group(&b)] })
+	slices.SortStableFunc(out, func(a, b record.Record) int { return first[group(&a)] - first[group(&b)] })
 	return out
 }
 
-func group(r *sweep.Record) string { return cmpOr(r.ModelID, r.ModelFile) + "|" + r.ModelFileType }
+func group(r *record.Record) string { return cmpOr(r.ModelID, r.ModelFile) + "|" + r.ModelFileType }
 
 // gpuColumns show what the GPUs did while a test was measured; tables
 // have them when any record has GPU telemetry.
 var gpuColumns = []column{
-	{"gpu %", true, func(r *sweep.Record) string { return gpuStat(r, "gpu_util", "%.0f") }},
-	{"mem %", true, func(r *sweep.Record) string { return gpuStat(r, "mem_util", "%.0f") }},
-	{"dram bw %", true, func(r *sweep.Record) string { return gpuStat(r, "dram_bw_util", "%.0f") }},
-	{"W", true, func(r *sweep.Record) string { return gpuStat(r, "power_w", "%.0f") }},
-	{"J/tok", true, func(r *sweep.Record) string {
+	{"gpu %", true, func(r *record.Record) string { return gpuStat(r, "gpu_util", "%.0f") }},
+	{"mem %", true, func(r *record.Record) string { return gpuStat(r, "mem_util", "%.0f") }},
+	{"dram bw %", true, func(r *record.Record) string { return gpuStat(r, "dram_bw_util", "%.0f") }},
+	{"W", true, func(r *record.Record) string { return gpuStat(r, "power_w", "%.0f") }},
+	{"J/tok", true, func(r *record.Record) string {
 		if r.TokensPerJ == nil || *r.TokensPerJ == 0 {
 			return "-"
 		}
@@ -149,11 +150,11 @@ var gpuColumns = []column{
 
 // gpuStat is a GPU metric's mean over the measured repetitions, averaged
 // over the GPUs that report it.
-func gpuStat(r *sweep.Record, metric, format string) string {
+func gpuStat(r *record.Record, metric, format string) string {
 	if r.Telemetry == nil || r.Telemetry.Measure == nil {
 		return "-"
 	}
-	v := sweep.GPUMean(r.Telemetry.Measure, metric)
+	v := roofline.GPUMean(r.Telemetry.Measure, metric)
 	if v == nil {
 		return "-"
 	}
@@ -162,19 +163,19 @@ func gpuStat(r *sweep.Record, metric, format string) string {
 
 // rooflineColumns set each test against its ceiling.
 var rooflineColumns = []column{
-	{"ceiling t/s", true, func(r *sweep.Record) string {
+	{"ceiling t/s", true, func(r *record.Record) string {
 		if r.Roofline == nil || r.Roofline.CeilingTs == 0 {
 			return "-"
 		}
 		return fmt.Sprintf("%.2f", r.Roofline.CeilingTs)
 	}},
-	{"eff", true, func(r *sweep.Record) string {
+	{"eff", true, func(r *record.Record) string {
 		if r.Roofline == nil || r.Roofline.CeilingTs == 0 {
 			return "-"
 		}
 		return fmt.Sprintf("%.0f%%", 100*r.Roofline.Efficiency)
 	}},
-	{"verdict", false, func(r *sweep.Record) string {
+	{"verdict", false, func(r *record.Record) string {
 		if r.Roofline == nil {
 			return "-"
 		}
@@ -184,7 +185,7 @@ var rooflineColumns = []column{
 
 // columnsFor adds the GPU columns when there is GPU telemetry and the
 // roofline columns when there are ceilings.
-func columnsFor(recs []sweep.Record) []column {
+func columnsFor(recs []record.Record) []column {
 	cols := columns
 	for i := range recs {
 		if gpuStat(&recs[i], "gpu_util", "%.0f") != "-" || gpuStat(&recs[i], "power_w", "%.0f") != "-" {
@@ -201,7 +202,7 @@ func columnsFor(recs []sweep.Record) []column {
 }
 
 // Table writes an aligned table, a blank line between models.
-func Table(w io.Writer, recs []sweep.Record) error {
+func Table(w io.Writer, recs []record.Record) error {
 	columns := columnsFor(recs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(cells []string) {
@@ -234,7 +235,7 @@ func Table(w io.Writer, recs []sweep.Record) error {
 }
 
 // Markdown writes a GitHub-flavoured table, as llama-bench -o md does.
-func Markdown(w io.Writer, recs []sweep.Record) error {
+func Markdown(w io.Writer, recs []record.Record) error {
 	columns := columnsFor(recs)
 	var head, rule []string
 	for _, c := range columns {
@@ -257,7 +258,7 @@ func Markdown(w io.Writer, recs []sweep.Record) error {
 }
 
 // footer names the build and hardware once, not on every row.
-func footer(w io.Writer, recs []sweep.Record) error {
+func footer(w io.Writer, recs []record.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -267,7 +268,7 @@ func footer(w io.Writer, recs []sweep.Record) error {
 		if rec.SamplingCostPct != nil {
 			fmt.Fprintf(w, "%s %s: sampling %s costs %.1f%% of raw decode t/s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, rec.Sampling, *rec.SamplingCostPct)
 		}
-		if rec.Status != "" && rec.Status != sweep.StatusOK {
+		if rec.Status != "" && rec.Status != record.StatusOK {
 			fmt.Fprintf(w, "%s %s %s: %s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, rec.Status, rec.Reason)
 		}
 		if a := rec.Roofline; a != nil {
@@ -279,54 +280,54 @@ func footer(w io.Writer, recs []sweep.Record) error {
 
 var csvFields = []struct {
 	name  string
-	value func(r *sweep.Record) string
+	value func(r *record.Record) string
 }{
-	{"build_commit", func(r *sweep.Record) string { return r.BuildCommit }},
-	{"ollama_version", func(r *sweep.Record) string { return r.OllamaVersion }},
-	{"cpu_info", func(r *sweep.Record) string { return r.CPUInfo }},
-	{"gpu_info", func(r *sweep.Record) string { return r.GPUInfo }},
-	{"backend", func(r *sweep.Record) string { return r.Backend }},
-	{"model_filename", func(r *sweep.Record) string { return r.ModelFile }},
-	{"model_type", func(r *sweep.Record) string { return r.ModelType }},
-	{"model_file_type", func(r *sweep.Record) string { return r.ModelFileType }},
-	{"model_size", func(r *sweep.Record) string { return strconv.FormatUint(r.ModelSize, 10) }},
-	{"model_n_params", func(r *sweep.Record) string { return strconv.FormatUint(r.ModelParams, 10) }},
-	{"n_batch", func(r *sweep.Record) string { return strconv.Itoa(r.NBatch) }},
-	{"n_ubatch", func(r *sweep.Record) string { return strconv.Itoa(r.NUBatch) }},
-	{"n_threads", func(r *sweep.Record) string { return strconv.Itoa(r.NThreads) }},
-	{"type_k", func(r *sweep.Record) string { return r.TypeK }},
-	{"type_v", func(r *sweep.Record) string { return r.TypeV }},
-	{"n_gpu_layers", func(r *sweep.Record) string { return strconv.Itoa(r.NGPULayers) }},
-	{"flash_attn", func(r *sweep.Record) string { return strconv.Itoa(r.FlashAttn) }},
-	{"n_prompt", func(r *sweep.Record) string { return strconv.Itoa(r.NPrompt) }},
-	{"n_gen", func(r *sweep.Record) string { return strconv.Itoa(r.NGen) }},
-	{"n_depth", func(r *sweep.Record) string { return strconv.Itoa(r.NDepth) }},
-	{"n_parallel", func(r *sweep.Record) string { return strconv.Itoa(r.NParallel) }},
-	{"sampling", func(r *sweep.Record) string { return r.Sampling }},
-	{"test", func(r *sweep.Record) string { return r.Test }},
-	{"status", func(r *sweep.Record) string { return r.Status }},
-	{"reason", func(r *sweep.Record) string { return r.Reason }},
-	{"key", func(r *sweep.Record) string { return r.Key }},
-	{"avg_ns", func(r *sweep.Record) string { return strconv.FormatUint(r.AvgNs, 10) }},
-	{"stddev_ns", func(r *sweep.Record) string { return strconv.FormatUint(r.StddevNs, 10) }},
-	{"avg_ts", func(r *sweep.Record) string { return fmtF(r.AvgTs) }},
-	{"stddev_ts", func(r *sweep.Record) string { return fmtF(r.StddevTs) }},
-	{"median_ts", func(r *sweep.Record) string { return fmtF(r.MedianTs) }},
-	{"ci95_ts", func(r *sweep.Record) string { return fmtF(r.CI95Ts) }},
-	{"cv", func(r *sweep.Record) string { return fmtF(r.CV) }},
-	{"avg_ts_per_seq", func(r *sweep.Record) string { return fmtF(r.AvgTsPerSeq) }},
-	{"ttft_p50_ms", func(r *sweep.Record) string { return latF(r.TTFT, 50) }},
-	{"itl_p50_ms", func(r *sweep.Record) string { return latF(r.ITL, 50) }},
-	{"itl_p90_ms", func(r *sweep.Record) string { return latF(r.ITL, 90) }},
-	{"itl_p99_ms", func(r *sweep.Record) string { return latF(r.ITL, 99) }},
-	{"itl_max_ms", func(r *sweep.Record) string { return latF(r.ITL, 100) }},
-	{"gpu_util", func(r *sweep.Record) string { return gpuStat(r, "gpu_util", "%.2f") }},
-	{"mem_util", func(r *sweep.Record) string { return gpuStat(r, "mem_util", "%.2f") }},
-	{"power_w", func(r *sweep.Record) string { return gpuStat(r, "power_w", "%.2f") }},
-	{"energy_j", func(r *sweep.Record) string { return optF(r.EnergyJ) }},
-	{"tokens_per_j", func(r *sweep.Record) string { return optF(r.TokensPerJ) }},
-	{"throttled", func(r *sweep.Record) string { return strconv.FormatBool(r.Throttled) }},
-	{"test_time", func(r *sweep.Record) string { return r.TestTime.Format("2006-01-02T15:04:05Z") }},
+	{"build_commit", func(r *record.Record) string { return r.BuildCommit }},
+	{"ollama_version", func(r *record.Record) string { return r.OllamaVersion }},
+	{"cpu_info", func(r *record.Record) string { return r.CPUInfo }},
+	{"gpu_info", func(r *record.Record) string { return r.GPUInfo }},
+	{"backend", func(r *record.Record) string { return r.Backend }},
+	{"model_filename", func(r *record.Record) string { return r.ModelFile }},
+	{"model_type", func(r *record.Record) string { return r.ModelType }},
+	{"model_file_type", func(r *record.Record) string { return r.ModelFileType }},
+	{"model_size", func(r *record.Record) string { return strconv.FormatUint(r.ModelSize, 10) }},
+	{"model_n_params", func(r *record.Record) string { return strconv.FormatUint(r.ModelParams, 10) }},
+	{"n_batch", func(r *record.Record) string { return strconv.Itoa(r.NBatch) }},
+	{"n_ubatch", func(r *record.Record) string { return strconv.Itoa(r.NUBatch) }},
+	{"n_threads", func(r *record.Record) string { return strconv.Itoa(r.NThreads) }},
+	{"type_k", func(r *record.Record) string { return r.TypeK }},
+	{"type_v", func(r *record.Record) string { return r.TypeV }},
+	{"n_gpu_layers", func(r *record.Record) string { return strconv.Itoa(r.NGPULayers) }},
+	{"flash_attn", func(r *record.Record) string { return strconv.Itoa(int(r.FlashAttn)) }},
+	{"n_prompt", func(r *record.Record) string { return strconv.Itoa(r.NPrompt) }},
+	{"n_gen", func(r *record.Record) string { return strconv.Itoa(r.NGen) }},
+	{"n_depth", func(r *record.Record) string { return strconv.Itoa(r.NDepth) }},
+	{"n_parallel", func(r *record.Record) string { return strconv.Itoa(r.NParallel) }},
+	{"sampling", func(r *record.Record) string { return r.Sampling }},
+	{"test", func(r *record.Record) string { return r.Test }},
+	{"status", func(r *record.Record) string { return string(r.Status) }},
+	{"reason", func(r *record.Record) string { return r.Reason }},
+	{"key", func(r *record.Record) string { return r.Key.String() }},
+	{"avg_ns", func(r *record.Record) string { return strconv.FormatUint(r.AvgNs, 10) }},
+	{"stddev_ns", func(r *record.Record) string { return strconv.FormatUint(r.StddevNs, 10) }},
+	{"avg_ts", func(r *record.Record) string { return fmtF(r.AvgTs) }},
+	{"stddev_ts", func(r *record.Record) string { return fmtF(r.StddevTs) }},
+	{"median_ts", func(r *record.Record) string { return fmtF(r.MedianTs) }},
+	{"ci95_ts", func(r *record.Record) string { return fmtF(r.CI95Ts) }},
+	{"cv", func(r *record.Record) string { return fmtF(r.CV) }},
+	{"avg_ts_per_seq", func(r *record.Record) string { return fmtF(r.AvgTsPerSeq) }},
+	{"ttft_p50_ms", func(r *record.Record) string { return latF(r.TTFT, 50) }},
+	{"itl_p50_ms", func(r *record.Record) string { return latF(r.ITL, 50) }},
+	{"itl_p90_ms", func(r *record.Record) string { return latF(r.ITL, 90) }},
+	{"itl_p99_ms", func(r *record.Record) string { return latF(r.ITL, 99) }},
+	{"itl_max_ms", func(r *record.Record) string { return latF(r.ITL, 100) }},
+	{"gpu_util", func(r *record.Record) string { return gpuStat(r, "gpu_util", "%.2f") }},
+	{"mem_util", func(r *record.Record) string { return gpuStat(r, "mem_util", "%.2f") }},
+	{"power_w", func(r *record.Record) string { return gpuStat(r, "power_w", "%.2f") }},
+	{"energy_j", func(r *record.Record) string { return optF(r.EnergyJ) }},
+	{"tokens_per_j", func(r *record.Record) string { return optF(r.TokensPerJ) }},
+	{"throttled", func(r *record.Record) string { return strconv.FormatBool(r.Throttled) }},
+	{"test_time", func(r *record.Record) string { return r.TestTime.Format("2006-01-02T15:04:05Z") }},
 }
 
 func optF(f *float64) string {
@@ -354,7 +355,7 @@ func latF(l *stats.Latency, p int) string {
 }
 
 // CSV writes one row per record with a header.
-func CSV(w io.Writer, recs []sweep.Record) error {
+func CSV(w io.Writer, recs []record.Record) error {
 	cw := csv.NewWriter(w)
 	var head []string
 	for _, f := range csvFields {

@@ -9,21 +9,18 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tokbench/tokbench/record"
+
 	"github.com/tokbench/tokbench/stats"
 
 	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/sweep"
 )
 
-func records() []sweep.Record {
+func records() []record.Record {
 	cost := 7.5
-	return []sweep.Record{
-		{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9, Backend: "CPU", NThreads: 2, FlashAttn: 1, Test: "pp512",
-			NPrompt: 512, Sampling: "none", AvgTs: 1234.5, StddevTs: 10, AvgTsPerSeq: 1234.5, CV: 0.01,
-			TTFT: &stats.Latency{P50: 414.7}, SamplesTs: []float64{1230, 1239}, TestTime: time.Unix(0, 0)},
-		{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9, Backend: "CPU", NThreads: 2, FlashAttn: -1, Test: "tg128",
-			NGen: 128, Sampling: "typical (x)", AvgTs: 20.25, StddevTs: 0.5, AvgTsPerSeq: 20.25, SamplingCostPct: &cost,
-			ITL: &stats.Latency{P50: 49.4, P99: 60.1}},
+	return []record.Record{
+		{Test: "pp512", Machine: record.Machine{Backend: "CPU"}, Model: record.Model{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9}, Settings: record.Settings{NThreads: 2, FlashAttn: 1, NPrompt: 512, Sampling: "none"}, Result: record.Result{AvgTs: 1234.5, StddevTs: 10, AvgTsPerSeq: 1234.5, CV: 0.01, TTFT: &stats.Latency{P50: 414.7}, SamplesTs: []float64{1230, 1239}, TestTime: time.Unix(0, 0)}},
+		{Test: "tg128", Machine: record.Machine{Backend: "CPU"}, Model: record.Model{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9}, Settings: record.Settings{NThreads: 2, FlashAttn: -1, NGen: 128, Sampling: "typical (x)"}, Result: record.Result{AvgTs: 20.25, StddevTs: 0.5, AvgTsPerSeq: 20.25, SamplingCostPct: &cost, ITL: &stats.Latency{P50: 49.4, P99: 60.1}}},
 	}
 }
 
@@ -63,7 +60,7 @@ func TestCSVAndJSON(t *testing.T) {
 	}
 	b.Reset()
 	Write(&b, "json", records())
-	var back []sweep.Record
+	var back []record.Record
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back) != 2 || back[1].ITL.P99 != 60.1 {
 		t.Errorf("json round trip: %v %+v", err, back)
 	}
@@ -86,7 +83,7 @@ func TestGPUColumns(t *testing.T) {
 	}
 	tpj := 4.0
 	recs[1].TokensPerJ, recs[1].Throttled = &tpj, true
-	recs[1].Telemetry = &sweep.Telemetry{Measure: &gpu.Window{Devices: []gpu.DeviceWindow{
+	recs[1].Telemetry = &record.Telemetry{Measure: &gpu.Window{Devices: []gpu.DeviceWindow{
 		{Dev: -1, Metrics: map[string]gpu.Stat{"cpu_pct": {Mean: 99}}},
 		{Dev: 0, Metrics: map[string]gpu.Stat{"gpu_util": {Mean: 90}, "mem_util": {Mean: 70}, "power_w": {Mean: 400}}},
 		{Dev: 1, Metrics: map[string]gpu.Stat{"gpu_util": {Mean: 80}, "mem_util": {Mean: 50}, "power_w": {Mean: 300}}},

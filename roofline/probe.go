@@ -6,10 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/tokbench/tokbench/stats"
-
-	"github.com/tokbench/tokbench/engine"
 )
 
 // Probe is what ggml achieved on one device: memory bandwidth (a large
@@ -41,46 +37,6 @@ func (p *Probe) Peaks() Peaks {
 		best = max(best, m.GEMM)
 	}
 	return Peaks{Source: "probe", BWGBs: p.BWGBs, TFLOPS: best / 1000}
-}
-
-// RunProbe measures device dev (an index of engine.Devices()) with the
-// given weight types, reps times each, keeping medians.
-func RunProbe(dev engine.Device, class string, threads int, types []string, reps int, log func(string)) (*Probe, error) {
-	gpu := dev.Type != "cpu"
-	copyBytes, iters := int64(256<<20), 5
-	m, k, gemmIters, gemvIters := int64(2048), int64(2048), 3, 10
-	if gpu {
-		copyBytes, iters = 1<<30, 20
-		m, k, gemmIters, gemvIters = 8192, 8192, 20, 50
-	}
-	p := &Probe{Class: class, Device: dev.Description, Backend: dev.Backend, Threads: threads, MatMul: map[string]MatMul{}, When: time.Now().UTC()}
-	for r := 0; r < reps; r++ {
-		s, err := engine.ProbeCopy(dev.Index, threads, copyBytes, iters)
-		if err != nil {
-			return nil, err
-		}
-		p.BWRuns = append(p.BWRuns, 2*float64(copyBytes)/s/1e9)
-	}
-	p.BWGBs = stats.Median(p.BWRuns)
-	log(fmt.Sprintf("memory bandwidth: %.1f GB/s (copy of %d MiB)", p.BWGBs, copyBytes>>20))
-	for _, t := range types {
-		var gemm, gemv []float64
-		for r := 0; r < reps; r++ {
-			s, err := engine.ProbeMatMul(dev.Index, threads, t, m, 512, k, gemmIters)
-			if err != nil {
-				return nil, err
-			}
-			gemm = append(gemm, 2*float64(m*512*k)/s/1e9)
-			s, err = engine.ProbeMatMul(dev.Index, threads, t, m, 1, k, gemvIters)
-			if err != nil {
-				return nil, err
-			}
-			gemv = append(gemv, 2*float64(m*k)/s/1e9)
-		}
-		p.MatMul[t] = MatMul{GEMM: stats.Median(gemm), GEMV: stats.Median(gemv)}
-		log(fmt.Sprintf("%s: GEMM %.1f GFLOP/s, GEMV %.1f GFLOP/s (%dx%d weights)", t, p.MatMul[t].GEMM, p.MatMul[t].GEMV, m, k))
-	}
-	return p, nil
 }
 
 func probePath(dir, class string) string { return filepath.Join(dir, "probe", class+".json") }

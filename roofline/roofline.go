@@ -7,6 +7,8 @@ package roofline
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tokbench/tokbench/gpu"
 )
 
 // Peaks are a device's ceilings.
@@ -144,4 +146,36 @@ func verdict(a Analysis, in Inputs) (string, string) {
 	}
 	why := pct + tel + "; the hardware had room to spare: launch overhead, synchronisation, small batches or the decode loop"
 	return SoftwareLimited, why
+}
+
+// SetTelemetry takes what the GPUs did over the measured repetitions
+// from their window (nil: nothing known).
+func (in *Inputs) SetTelemetry(w *gpu.Window) {
+	if w == nil {
+		return
+	}
+	in.MemBusy = GPUMean(w, "mem_util")
+	in.DRAMBW = GPUMean(w, "dram_bw_util")
+	in.SMActive = GPUMean(w, "sm_active")
+	for _, d := range w.Devices {
+		in.Throttled = in.Throttled || d.Throttled
+	}
+}
+
+// GPUMean averages a metric's mean over the GPUs of a window that report
+// it; nil if none does.
+func GPUMean(w *gpu.Window, metric string) *float64 {
+	var sum float64
+	n := 0
+	for _, d := range w.Devices {
+		if st, ok := d.Metrics[metric]; ok && d.Dev >= 0 {
+			sum += st.Mean
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	v := sum / float64(n)
+	return &v
 }

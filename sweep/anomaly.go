@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/tokbench/tokbench/record"
+
 	"github.com/tokbench/tokbench/gpu"
 )
 
@@ -15,13 +17,13 @@ import (
 type Watch struct {
 	Log *slog.Logger
 	// Expected gives the baseline's range of t/s for a record, if any.
-	Expected func(r *Record) (lo, hi float64, ok bool)
+	Expected func(r *record.Record) (lo, hi float64, ok bool)
 	DriftPct float64 // e.g. 10: flag a slowdown of more than 10%
 }
 
-// Check logs the anomalies of a record and returns how many there were.
-func (w *Watch) Check(r *Record) int {
-	if w == nil || w.Log == nil || r.Status != StatusOK {
+// measure.Check logs the anomalies of a record and returns how many there were.
+func (w *Watch) Check(r *record.Record) int {
+	if w == nil || w.Log == nil || r.Status != record.StatusOK {
 		return 0
 	}
 	n := 0
@@ -51,7 +53,7 @@ func (w *Watch) Check(r *Record) int {
 
 // telemetryCause names what the hardware did that explains a slowdown,
 // if the telemetry says: clock limits, a busy host.
-func telemetryCause(r *Record) string {
+func telemetryCause(r *record.Record) string {
 	if r.Telemetry == nil || r.Telemetry.Measure == nil {
 		return ""
 	}

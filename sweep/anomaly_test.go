@@ -7,32 +7,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokbench/tokbench/point"
+
+	"github.com/tokbench/tokbench/record"
+
 	"github.com/tokbench/tokbench/gpu"
 )
-
-func TestDrift(t *testing.T) {
-	steps := make([]float64, 40)
-	for i := range steps {
-		steps[i] = 10
-		if i >= 30 {
-			steps[i] = 20 // the last quarter at half the rate
-		}
-	}
-	if d := drift(steps); d == nil || *d != -50 {
-		t.Errorf("drift %v, want -50", d)
-	}
-	if drift(steps[:8]) != nil {
-		t.Error("drift from 8 steps")
-	}
-}
 
 func TestWatch(t *testing.T) {
 	var buf bytes.Buffer
 	w := &Watch{Log: slog.New(slog.NewJSONHandler(&buf, nil)), DriftPct: 10,
-		Expected: func(r *Record) (float64, float64, bool) { return 90, 110, true }}
+		Expected: func(r *record.Record) (float64, float64, bool) { return 90, 110, true }}
 	d := -25.0
-	r := &Record{Key: "k", Test: "tg128", Status: StatusOK, MedianTs: 70, DriftPct: &d,
-		Telemetry: &Telemetry{Measure: &gpu.Window{Devices: []gpu.DeviceWindow{{Dev: 0, Throttled: true, Throttle: []string{"hw_thermal_slowdown"}}}}}}
+	r := &record.Record{Key: point.Key{Model: "k"}, Test: "tg128", Status: record.StatusOK, Result: record.Result{MedianTs: 70, DriftPct: &d}, Hardware: record.Hardware{Telemetry: &record.Telemetry{Measure: &gpu.Window{Devices: []gpu.DeviceWindow{{Dev: 0, Throttled: true, Throttle: []string{"hw_thermal_slowdown"}}}}}}}
 	if n := w.Check(r); n != 2 {
 		t.Fatalf("%d anomalies, want 2 (below range, drift)", n)
 	}
@@ -43,7 +30,7 @@ func TestWatch(t *testing.T) {
 			t.Fatalf("not JSON: %s", line)
 		}
 		kinds = append(kinds, ev["kind"].(string))
-		if ev["key"] != "k" || !strings.Contains(ev["cause"].(string), "hw_thermal_slowdown") {
+		if ev["key"] != r.Key.String() || !strings.Contains(ev["cause"].(string), "hw_thermal_slowdown") {
 			t.Errorf("event %v", ev)
 		}
 	}

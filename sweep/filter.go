@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tokbench/tokbench/point"
 )
 
 // A Filter drops the points for which all its comparisons hold, e.g.
@@ -21,22 +23,22 @@ var filterOps = []string{">=", "<=", "!=", "==", ">", "<", "="}
 
 // filterFields reads a point's field by the names llama-bench and the
 // records use (short flag names work too).
-var filterFields = map[string]func(p Point) string{
-	"model":        func(p Point) string { return p.ModelID },
-	"type":         func(p Point) string { return p.Quant },
-	"test":         func(p Point) string { return p.TestName()[:2] },
-	"n_prompt":     func(p Point) string { return strconv.Itoa(p.NPrompt) },
-	"n_gen":        func(p Point) string { return strconv.Itoa(p.NGen) },
-	"n_depth":      func(p Point) string { return strconv.Itoa(p.NDepth) },
-	"parallel":     func(p Point) string { return strconv.Itoa(p.Parallel) },
-	"n_batch":      func(p Point) string { return strconv.Itoa(p.NBatch) },
-	"n_ubatch":     func(p Point) string { return strconv.Itoa(p.UBatch()) },
-	"threads":      func(p Point) string { return strconv.Itoa(p.Threads) },
-	"n_gpu_layers": func(p Point) string { return strconv.Itoa(p.NGPULayers) },
-	"flash_attn":   func(p Point) string { return p.FlashAttn.String() },
-	"type_k":       func(p Point) string { return p.TypeK },
-	"type_v":       func(p Point) string { return p.TypeV },
-	"sampling":     func(p Point) string { return p.samplingName() },
+var filterFields = map[string]func(p point.Point) string{
+	"model":        func(p point.Point) string { return p.ModelID },
+	"type":         func(p point.Point) string { return p.Quant },
+	"test":         func(p point.Point) string { return p.TestName()[:2] },
+	"n_prompt":     func(p point.Point) string { return strconv.Itoa(p.NPrompt) },
+	"n_gen":        func(p point.Point) string { return strconv.Itoa(p.NGen) },
+	"n_depth":      func(p point.Point) string { return strconv.Itoa(p.NDepth) },
+	"parallel":     func(p point.Point) string { return strconv.Itoa(p.Parallel) },
+	"n_batch":      func(p point.Point) string { return strconv.Itoa(p.NBatch) },
+	"n_ubatch":     func(p point.Point) string { return strconv.Itoa(p.UBatch()) },
+	"threads":      func(p point.Point) string { return strconv.Itoa(p.Threads) },
+	"n_gpu_layers": func(p point.Point) string { return strconv.Itoa(p.NGPULayers) },
+	"flash_attn":   func(p point.Point) string { return p.FlashAttn.String() },
+	"type_k":       func(p point.Point) string { return p.TypeK },
+	"type_v":       func(p point.Point) string { return p.TypeV },
+	"sampling":     func(p point.Point) string { return string(p.SamplingName()) },
 }
 
 var filterAliases = map[string]string{"p": "n_prompt", "n": "n_gen", "d": "n_depth", "np": "parallel", "b": "n_batch",
@@ -75,7 +77,7 @@ func ParseFilter(s string) (Filter, error) {
 }
 
 // Drops reports whether the filter removes p.
-func (f Filter) Drops(p Point) bool {
+func (f Filter) Drops(p point.Point) bool {
 	for _, t := range f.terms {
 		if !t.holds(filterFields[t.field](p)) {
 			return false

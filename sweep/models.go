@@ -9,6 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tokbench/tokbench/measure"
+
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/point"
+
 	"github.com/tokbench/tokbench/engine"
 )
 
@@ -25,13 +30,13 @@ type ModelRef struct {
 func Models(s *Spec, cacheDir string, log io.Writer) ([]ModelRef, error) {
 	var out []ModelRef
 	for _, m := range s.Models.Values {
-		f, _, err := engine.Inspect(m)
+		f, _, err := gguf.Inspect(m)
 		if err != nil {
 			return nil, err
 		}
 		ft := "unknown"
 		if v, ok := f.Int("general.file_type"); ok {
-			ft = engine.FileTypeName(int(v))
+			ft = gguf.FileTypeName(int(v))
 		}
 		out = append(out, ModelRef{ID: m, Path: m, Type: ft})
 	}
@@ -41,7 +46,7 @@ func Models(s *Spec, cacheDir string, log io.Writer) ([]ModelRef, error) {
 	}
 	for _, preset := range s.Synth.Values {
 		for _, t := range types {
-			path, err := SynthModel(cacheDir, preset, t, s.Seed, log)
+			path, err := measure.SynthModel(cacheDir, preset, t, s.Seed, log)
 			if err != nil {
 				return nil, err
 			}
@@ -49,7 +54,7 @@ func Models(s *Spec, cacheDir string, log io.Writer) ([]ModelRef, error) {
 		}
 	}
 	if src := s.QuantizeFrom; src != "" {
-		if _, _, err := engine.Inspect(src); err != nil {
+		if _, _, err := gguf.Inspect(src); err != nil {
 			return nil, err
 		}
 		sum, err := fileHash(src)
@@ -72,43 +77,9 @@ func Models(s *Spec, cacheDir string, log io.Writer) ([]ModelRef, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, inputErr("no models: give -m FILE[,FILE], --synth PRESET[,PRESET] or --quantize-from FILE --types T[,T]")
+		return nil, point.Inputf("no models: give -m FILE[,FILE], --synth PRESET[,PRESET] or --quantize-from FILE --types T[,T]")
 	}
 	return out, nil
-}
-
-// SynthModel returns the path of a synthetic model in the cache folder,
-// making it first if absent.
-func SynthModel(cacheDir, preset, typ string, seed uint64, log io.Writer) (string, error) {
-	s, err := engine.Preset(preset)
-	if err != nil {
-		return "", &InputError{err}
-	}
-	name, _, err := engine.ParseFileType(typ)
-	if err != nil {
-		return "", &InputError{err}
-	}
-	path := filepath.Join(cacheDir, fmt.Sprintf("%s-%s-s%d.gguf", s.Name, name, seed))
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return "", fmt.Errorf("cache folder: %w", err)
-	}
-	fmt.Fprintf(log, "synthesizing %s %s (%d params) into %s, once\n", s.Name, name, s.Params(), path)
-	return path, engine.Synthesize(s, path, engine.SynthOptions{Type: name, Seed: seed})
-}
-
-// CacheDir is $TOKBENCH_CACHE, else the user's cache folder + /tokbench.
-func CacheDir() (string, error) {
-	if dir := os.Getenv("TOKBENCH_CACHE"); dir != "" {
-		return dir, nil
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache folder: set TOKBENCH_CACHE: %w", err)
-	}
-	return filepath.Join(base, "tokbench"), nil
 }
 
 func fileHash(path string) (string, error) {

@@ -7,6 +7,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/record"
+
+	"github.com/tokbench/tokbench/point"
+
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
 )
@@ -15,12 +20,12 @@ import (
 // that cannot fit (recorded as skipped, not attempted), and the ones a
 // resumed sweep already has.
 type Plan struct {
-	Points  []Point
-	Skipped []Record
+	Points  []point.Point
+	Skipped []record.Record
 	Done    int // already in the results file
 	Dropped int // removed by filters
-	Memory  map[string]Memory
-	Est     map[string]time.Duration
+	Memory  map[point.Key]measure.Memory
+	Est     map[point.Key]time.Duration
 }
 
 type modelInfo struct {
@@ -31,8 +36,8 @@ type modelInfo struct {
 
 // MakePlan checks each point against the model (trained context) and the
 // memory free now, and estimates its memory and time.
-func MakePlan(points []Point, done map[string]bool, env Env) (*Plan, error) {
-	pl := &Plan{Memory: map[string]Memory{}, Est: map[string]time.Duration{}}
+func MakePlan(points []point.Point, done map[point.Key]bool, env measure.Env) (*Plan, error) {
+	pl := &Plan{Memory: map[point.Key]measure.Memory{}, Est: map[point.Key]time.Duration{}}
 	models := map[string]modelInfo{}
 	for _, p := range points {
 		if done[p.Key()] {
@@ -41,7 +46,7 @@ func MakePlan(points []Point, done map[string]bool, env Env) (*Plan, error) {
 		}
 		mi, ok := models[p.Model]
 		if !ok {
-			f, h, err := engine.Inspect(p.Model)
+			f, h, err := gguf.Inspect(p.Model)
 			if err != nil {
 				return nil, err
 			}
@@ -52,15 +57,11 @@ func MakePlan(points []Point, done map[string]bool, env Env) (*Plan, error) {
 			mi = modelInfo{h, f.TensorBytes(), params}
 			models[p.Model] = mi
 		}
-		mem := EstimateMemory(mi.h, mi.weights, p)
+		mem := measure.EstimateMemory(mi.h, mi.weights, p)
 		pl.Memory[p.Key()] = mem
 		pl.Est[p.Key()] = estimate(p, mi)
-		err := checkContext(mi.h, p)
-		if err == nil {
-			err = checkMemory(mem, p)
-		}
-		if err != nil {
-			r := fill(Record{Status: StatusSkipped, Reason: err.Error()}, p, engine.Meta{}, env)
+		if err := measure.Fits(mi.h, mem, p); err != nil {
+			r := measure.Unmeasured(p, env, record.StatusSkipped, err.Error())
 			pl.Skipped = append(pl.Skipped, r)
 			continue
 		}
@@ -79,7 +80,7 @@ const (
 	gpuFlop          = 50e12
 )
 
-func estimate(p Point, mi modelInfo) time.Duration {
+func estimate(p point.Point, mi modelInfo) time.Duration {
 	bw, flop := cpuBWPerThread*float64(min(p.Threads, 16)), cpuFlopPerThread*float64(p.Threads)
 	if p.NGPULayers != 0 && len(engine.GPUs()) > 0 {
 		bw, flop = gpuBW, gpuFlop
@@ -89,7 +90,7 @@ func estimate(p Point, mi modelInfo) time.Duration {
 	var s float64
 	if p.NGen > 0 {
 		s = reps * float64(p.NGen) * max(float64(mi.weights)/bw, prefill(p.Parallel))
-		if _, ok := p.Sampler(); ok {
+		if p.Sampled() {
 			s *= 2 // the raw test runs too, unless the sweep has it
 		}
 	} else {
@@ -111,12 +112,12 @@ func (pl *Plan) Total() time.Duration {
 func (pl *Plan) Print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tmodel\ttest\tb/ub\tthreads\tngl\tfa\tkv k/v\tsampling\tmemory GiB\test time")
-	models, contexts := map[string]bool{}, map[string]bool{}
+	models, contexts := map[point.ModelKey]bool{}, map[point.ContextKey]bool{}
 	for i, p := range pl.Points {
-		models[p.modelKey()], contexts[p.contextKey()] = true, true
+		models[p.ModelKey()], contexts[p.ContextKey()] = true, true
 		m := pl.Memory[p.Key()]
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%d\t%d\t%s\t%s/%s\t%s\t%.2f\t%s\n", i+1, p.ModelID, p.TestName(), p.NBatch, p.UBatch(),
-			p.Threads, p.NGPULayers, p.FlashAttn, p.TypeK, p.TypeV, p.samplingName(), float64(m.Total())/(1<<30), roundDur(pl.Est[p.Key()]))
+			p.Threads, p.NGPULayers, p.FlashAttn, p.TypeK, p.TypeV, p.SamplingName(), float64(m.Total())/(1<<30), roundDur(pl.Est[p.Key()]))
 	}
 	tw.Flush()
 	for _, r := range pl.Skipped {
@@ -136,4 +137,16 @@ func roundDur(d time.Duration) string {
 		return d.Round(time.Second).String()
 	}
 	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+}
+
+// DryRun writes the plan of points (dropped by filters) to w, as
+// --dry-run shows it.
+func DryRun(w io.Writer, points []point.Point, dropped int, env measure.Env) error {
+	plan, err := MakePlan(points, nil, env)
+	if err != nil {
+		return err
+	}
+	plan.Dropped = dropped
+	plan.Print(w)
+	return nil
 }

@@ -5,6 +5,10 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/tokbench/tokbench/record"
+
+	"github.com/tokbench/tokbench/point"
 )
 
 // Progress shows a sweep's progress: on a terminal one line redrawn in
@@ -38,7 +42,7 @@ func (pr *Progress) eta() time.Duration {
 }
 
 // Begin shows the point now running.
-func (pr *Progress) Begin(p Point) {
+func (pr *Progress) Begin(p point.Point) {
 	pr.current = p.ModelID + " " + p.TestName()
 	if pr.tty {
 		pr.draw()
@@ -46,21 +50,21 @@ func (pr *Progress) Begin(p Point) {
 }
 
 // End counts a finished point.
-func (pr *Progress) End(r Record, est time.Duration) {
+func (pr *Progress) End(r record.Record, est time.Duration) {
 	pr.done++
 	pr.estDone += est
 	switch r.Status {
-	case StatusOK:
+	case record.StatusOK:
 		pr.last = fmt.Sprintf("%.2f t/s", r.AvgTs)
 	default:
-		pr.last = r.Status
+		pr.last = string(r.Status)
 	}
 	if pr.tty {
 		pr.draw()
 		return
 	}
 	line := fmt.Sprintf("[%d/%d] %s %s: %s", pr.done, pr.total, r.ModelID, r.Test, pr.last)
-	if r.Status != StatusOK {
+	if r.Status != record.StatusOK {
 		line += " (" + r.Reason + ")"
 	}
 	fmt.Fprintf(pr.w, "%s, ETA %s\n", line, roundDur(pr.eta()))

@@ -3,15 +3,18 @@ package sweep
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/preset"
 
-	"github.com/tokbench/tokbench/engine"
+	"gopkg.in/yaml.v3"
 )
 
 // IntAxis is an integer axis: in YAML a number, a range string
@@ -117,7 +120,7 @@ type Spec struct {
 
 // DefaultSpec has llama-bench's defaults.
 func DefaultSpec(threads int) *Spec {
-	d := Defaults(threads)
+	d := point.Defaults(threads)
 	return &Spec{
 		NPrompt: Ints(d.NPrompt), NGen: Ints(d.NGen), NDepth: Ints(0), Parallel: Ints(1),
 		NBatch: Ints(d.NBatch), NUBatch: Ints(d.NUBatch), Threads: Ints(threads), NGPULayers: Ints(-1),
@@ -132,27 +135,27 @@ var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found`)
 func LoadSpec(path string, threads int) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &InputError{fmt.Errorf("spec: %w", err)}
+		return nil, &point.InputError{Err: fmt.Errorf("spec: %w", err)}
 	}
 	s := DefaultSpec(threads)
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(s); err != nil {
 		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
-			return nil, inputErr("spec %s line %s: unknown key %q: the keys are %s", path, m[1], m[2], strings.Join(specKeys(), ", "))
+			return nil, point.Inputf("spec %s line %s: unknown key %q: the keys are %s", path, m[1], m[2], strings.Join(specKeys(), ", "))
 		}
 		if strings.Contains(err.Error(), "EOF") {
-			return nil, inputErr("spec %s is empty", path)
+			return nil, point.Inputf("spec %s is empty", path)
 		}
 		if m := lineRef.FindStringSubmatch(err.Error()); m != nil {
 			if key := keyAtLine(data, m[1]); key != "" {
-				return nil, inputErr("spec %s: %s: %v", path, key, err)
+				return nil, point.Inputf("spec %s: %s: %v", path, key, err)
 			}
 		}
-		return nil, inputErr("spec %s: %v", path, err)
+		return nil, point.Inputf("spec %s: %v", path, err)
 	}
 	if err := s.Validate(); err != nil {
-		return nil, inputErr("spec %s: %v", path, err)
+		return nil, point.Inputf("spec %s: %v", path, err)
 	}
 	return s, nil
 }
@@ -189,9 +192,9 @@ func (s *Spec) Validate() error {
 		a        IntAxis
 		min, max int
 	}{
-		{"n_prompt", s.NPrompt, 0, MaxTokens}, {"n_gen", s.NGen, 0, MaxTokens}, {"n_depth", s.NDepth, 0, MaxDepth},
-		{"parallel", s.Parallel, 1, engine.MaxParallelSequences()}, {"n_batch", s.NBatch, 1, MaxTokens},
-		{"n_ubatch", s.NUBatch, 1, MaxTokens}, {"threads", s.Threads, 1, MaxThreads}, {"n_gpu_layers", s.NGPULayers, -1, 1 << 16},
+		{"n_prompt", s.NPrompt, 0, point.MaxTokens}, {"n_gen", s.NGen, 0, point.MaxTokens}, {"n_depth", s.NDepth, 0, point.MaxDepth},
+		{"parallel", s.Parallel, 1, point.MaxParallel}, {"n_batch", s.NBatch, 1, point.MaxTokens},
+		{"n_ubatch", s.NUBatch, 1, point.MaxTokens}, {"threads", s.Threads, 1, point.MaxThreads}, {"n_gpu_layers", s.NGPULayers, -1, 1 << 16},
 	}
 	for _, ax := range ints {
 		if len(ax.a.Values) == 0 {
@@ -211,17 +214,17 @@ func (s *Spec) Validate() error {
 		a     *StrAxis
 		check func(string) error
 	}{
-		{"flash_attn", &s.FlashAttn, func(v string) error { _, err := engine.ParseFlashAttn(v); return err }},
-		{"cache_type_k", &s.TypeK, func(v string) error { _, err := engine.ParseKVType(v); return err }},
-		{"cache_type_v", &s.TypeV, func(v string) error { _, err := engine.ParseKVType(v); return err }},
+		{"flash_attn", &s.FlashAttn, func(v string) error { _, err := point.ParseFlashAttn(v); return err }},
+		{"cache_type_k", &s.TypeK, func(v string) error { _, err := point.ParseKVType(v); return err }},
+		{"cache_type_v", &s.TypeV, func(v string) error { _, err := point.ParseKVType(v); return err }},
 		{"sampling", &s.Sampling, func(v string) error {
 			if v != "off" && v != "greedy" && v != "typical" {
 				return fmt.Errorf("%q: use off, greedy or typical", v)
 			}
 			return nil
 		}},
-		{"types", &s.Types, func(v string) error { _, _, err := engine.ParseFileType(v); return err }},
-		{"synth", &s.Synth, func(v string) error { _, err := engine.Preset(v); return err }},
+		{"types", &s.Types, func(v string) error { _, _, err := gguf.ParseFileType(v); return err }},
+		{"synth", &s.Synth, func(v string) error { _, err := preset.Lookup(v); return err }},
 	}
 	for _, ax := range strs {
 		if ax.a.set && len(ax.a.Values) == 0 {
@@ -240,11 +243,11 @@ func (s *Spec) Validate() error {
 	if s.QuantizeFrom != "" && len(s.Types.Values) == 0 {
 		return fmt.Errorf("quantize_from needs types: the quantizations to make")
 	}
-	if _, err := engine.ParseSplitMode(s.SplitMode); err != nil {
+	if _, err := point.ParseSplitMode(s.SplitMode); err != nil {
 		return fmt.Errorf("split_mode: %v", err)
 	}
-	if s.Repetitions < 1 || s.Repetitions > MaxReps {
-		return fmt.Errorf("repetitions: %d is out of range (1 to %d)", s.Repetitions, MaxReps)
+	if s.Repetitions < 1 || s.Repetitions > point.MaxReps {
+		return fmt.Errorf("repetitions: %d is out of range (1 to %d)", s.Repetitions, point.MaxReps)
 	}
 	if s.Timeout.Duration < 0 {
 		return fmt.Errorf("timeout: %s is negative", s.Timeout)
@@ -269,38 +272,38 @@ func slicesAny(xs []int, f func(int) bool) bool {
 // Points is the grid: every model times every combination of the axes,
 // one point per test (pp for each n_prompt > 0, tg for each n_gen > 0 and
 // sampling), less what the filters drop; in the order Order gives.
-func (s *Spec) Points(models []ModelRef) ([]Point, int, error) {
+func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 	var filters []Filter
 	for _, f := range s.Filter.Values {
 		flt, err := ParseFilter(f)
 		if err != nil {
-			return nil, 0, &InputError{err}
+			return nil, 0, &point.InputError{Err: err}
 		}
 		filters = append(filters, flt)
 	}
-	split, _ := engine.ParseSplitMode(s.SplitMode)
-	base := Point{Split: split, MainGPU: s.MainGPU, NoMmap: !s.Mmap, Reps: s.Repetitions, NoWarmup: !s.Warmup,
+	split, _ := point.ParseSplitMode(s.SplitMode)
+	base := point.Point{Split: split, MainGPU: s.MainGPU, NoMmap: !s.Mmap, Reps: s.Repetitions, NoWarmup: !s.Warmup,
 		Seed: s.Seed, Timeout: s.Timeout.Duration, Sampling: "off"}
-	grid := []Point{}
+	grid := []point.Point{}
 	for _, m := range models {
 		p := base
 		p.Model, p.ModelID, p.Quant = m.Path, m.ID, m.Type
 		grid = append(grid, p)
 	}
-	grid = expand(grid, s.Parallel.Values, func(p *Point, v int) { p.Parallel = v })
-	grid = expand(grid, s.NBatch.Values, func(p *Point, v int) { p.NBatch = v })
-	grid = expand(grid, s.NUBatch.Values, func(p *Point, v int) { p.NUBatch = v })
-	grid = expand(grid, s.Threads.Values, func(p *Point, v int) { p.Threads = v })
-	grid = expand(grid, s.NGPULayers.Values, func(p *Point, v int) { p.NGPULayers = v })
-	grid = expand(grid, s.FlashAttn.Values, func(p *Point, v string) { p.FlashAttn, _ = engine.ParseFlashAttn(v) })
-	grid = expand(grid, s.TypeK.Values, func(p *Point, v string) { p.TypeK = v })
-	grid = expand(grid, s.TypeV.Values, func(p *Point, v string) { p.TypeV = v })
-	grid = expand(grid, s.NDepth.Values, func(p *Point, v int) { p.NDepth = v })
+	grid = expand(grid, s.Parallel.Values, func(p *point.Point, v int) { p.Parallel = v })
+	grid = expand(grid, s.NBatch.Values, func(p *point.Point, v int) { p.NBatch = v })
+	grid = expand(grid, s.NUBatch.Values, func(p *point.Point, v int) { p.NUBatch = v })
+	grid = expand(grid, s.Threads.Values, func(p *point.Point, v int) { p.Threads = v })
+	grid = expand(grid, s.NGPULayers.Values, func(p *point.Point, v int) { p.NGPULayers = v })
+	grid = expand(grid, s.FlashAttn.Values, func(p *point.Point, v string) { p.FlashAttn, _ = point.ParseFlashAttn(v) })
+	grid = expand(grid, s.TypeK.Values, func(p *point.Point, v string) { p.TypeK = v })
+	grid = expand(grid, s.TypeV.Values, func(p *point.Point, v string) { p.TypeV = v })
+	grid = expand(grid, s.NDepth.Values, func(p *point.Point, v int) { p.NDepth = v })
 
-	seen := map[string]bool{}
-	var out []Point
+	seen := map[point.Key]bool{}
+	var out []point.Point
 	dropped := 0
-	add := func(p Point) {
+	add := func(p point.Point) {
 		for _, f := range filters {
 			if f.Drops(p) {
 				dropped++
@@ -324,7 +327,7 @@ func (s *Spec) Points(models []ModelRef) ([]Point, int, error) {
 			for _, smp := range s.Sampling.Values {
 				if n > 0 {
 					tg := p
-					tg.NGen, tg.Sampling = n, smp
+					tg.NGen, tg.Sampling = n, point.Sampling(smp)
 					add(tg)
 				}
 			}
@@ -335,12 +338,12 @@ func (s *Spec) Points(models []ModelRef) ([]Point, int, error) {
 			return nil, 0, err
 		}
 	}
-	return Order(out), dropped, nil
+	return point.Order(out), dropped, nil
 }
 
 // expand multiplies the grid by one axis.
-func expand[T any](grid []Point, vals []T, set func(*Point, T)) []Point {
-	next := make([]Point, 0, len(grid)*len(vals))
+func expand[T any](grid []point.Point, vals []T, set func(*point.Point, T)) []point.Point {
+	next := make([]point.Point, 0, len(grid)*len(vals))
 	for _, p := range grid {
 		for _, v := range vals {
 			set(&p, v)
@@ -348,4 +351,19 @@ func expand[T any](grid []Point, vals []T, set func(*Point, T)) []Point {
 		}
 	}
 	return next
+}
+
+// Grid finds or makes the spec's models (Models; log says what is made)
+// and returns its points with how many the filters dropped; a grid the
+// filters emptied is the user's error.
+func (s *Spec) Grid(cacheDir string, log io.Writer) ([]point.Point, int, error) {
+	models, err := Models(s, cacheDir, log)
+	if err != nil {
+		return nil, 0, err
+	}
+	points, dropped, err := s.Points(models)
+	if err == nil && len(points) == 0 {
+		err = point.Inputf("the filters dropped all %d points", dropped)
+	}
+	return points, dropped, err
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/point"
 )
 
 func TestParseInts(t *testing.T) {
@@ -39,7 +39,7 @@ func TestFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := Point{NDepth: 2048, Parallel: 4, Quant: "q4_0", NGen: 1}
+	p := point.Point{NDepth: 2048, Parallel: 4, Quant: "q4_0", NGen: 1}
 	if !f.Drops(p) {
 		t.Error("matching point kept")
 	}
@@ -84,15 +84,15 @@ func TestLoadSpecErrorsNameTheKey(t *testing.T) {
 	}
 	for text, want := range cases {
 		_, err := LoadSpec(writeSpec(t, text), 2)
-		var ie *InputError
+		var ie *point.InputError
 		if err == nil || !strings.Contains(err.Error(), want) || !errorsAs(err, &ie) {
 			t.Errorf("spec %q: error %v, want an input error mentioning %q", text, err, want)
 		}
 	}
 }
 
-func errorsAs(err error, ie **InputError) bool {
-	e, ok := err.(*InputError)
+func errorsAs(err error, ie **point.InputError) bool {
+	e, ok := err.(*point.InputError)
 	*ie = e
 	return ok
 }
@@ -112,7 +112,7 @@ func TestExampleSpec(t *testing.T) {
 	if len(points) != 2*11 || dropped != 2 {
 		t.Errorf("%d points, %d dropped; want 22 and 2", len(points), dropped)
 	}
-	keys := map[string]bool{}
+	keys := map[point.Key]bool{}
 	for _, p := range points {
 		if keys[p.Key()] {
 			t.Errorf("duplicate point %s", p.Key())
@@ -121,27 +121,5 @@ func TestExampleSpec(t *testing.T) {
 		if (p.NPrompt == 0) == (p.NGen == 0) {
 			t.Errorf("point %s is not a single test", p.Key())
 		}
-	}
-}
-
-func TestOrder(t *testing.T) {
-	mk := func(model string, np, d, pp, tg int, smp string) Point {
-		return Point{Model: model, Parallel: np, NDepth: d, NPrompt: pp, NGen: tg, Sampling: smp, FlashAttn: engine.FlashAuto}
-	}
-	in := []Point{
-		mk("a", 1, 512, 64, 0, "off"), mk("b", 1, 0, 0, 16, "off"), mk("a", 2, 0, 0, 16, "off"),
-		mk("a", 1, 0, 0, 16, "typical"), mk("a", 1, 0, 64, 0, "off"), mk("a", 1, 0, 0, 16, "off"), mk("a", 1, 512, 0, 16, "off"),
-	}
-	var got []string
-	for _, p := range Order(in) {
-		got = append(got, p.Model+"/"+p.TestName()+"/"+p.samplingName())
-	}
-	want := []string{
-		"a/tg16/off", "a/tg16/typical", "a/pp64/off", "a/tg16@d512/off", "a/pp64@d512/off", // model a, np 1: depth up, tg before pp
-		"a/tg16x2/off", // model a, np 2: another context
-		"b/tg16/off",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("order\n got %v\nwant %v", got, want)
 	}
 }

@@ -1,3 +1,10 @@
+// Package sweep runs grids of benchmark points: the spec (flags or YAML)
+// and its axes, filters, the plan (points ordered to load each model once
+// and reuse the KV cache's depth, memory and time estimates, what cannot
+// fit), worker processes that measure each model's points (so that an
+// abort or an OOM kill costs one point), progress, and resuming a results
+// file. It writes records as they are measured (package record); the
+// measuring itself is package measure's.
 package sweep
 
 import (
@@ -8,7 +15,12 @@ import (
 	"os"
 	"time"
 
-	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/roofline"
+
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/record"
+
+	"github.com/tokbench/tokbench/point"
 )
 
 // Options are how a sweep runs, as opposed to what it measures.
@@ -18,24 +30,24 @@ type Options struct {
 	RetryFailed bool   // with Resume, measure failed points again
 	Exe         string // tokbench executable for workers (default: this one)
 	ExeArgs     []string
-	Fault       string        // test-only: make the worker abort at this point
-	Telemetry   int           // sample rate in Hz; 0: off
-	TelemetryTo string        // raw samples (JSONL)
-	Log         io.Writer     // progress and notes (stderr)
-	TTY         bool          // Log is a terminal
-	Dropped     int           // points removed by filters, for the plan
-	Annotate    func(*Record) // adds derived figures (the roofline) before a record is written
-	Watch       *Watch        // anomaly events
+	Fault       string          // test-only: make the worker abort at this point
+	Telemetry   int             // sample rate in Hz; 0: off
+	TelemetryTo string          // raw samples (JSONL)
+	Log         io.Writer       // progress and notes (stderr)
+	TTY         bool            // Log is a terminal
+	Dropped     int             // points removed by filters, for the plan
+	Peaks       *roofline.Cache // the ceilings each record's roofline is set against before it is written (nil: none)
+	Watch       *Watch          // anomaly events
 }
 
-// Outcome is what a sweep did.
-type Outcome struct {
-	Records     []Record // all of Out's records, old and new
+// Result is what a sweep did.
+type Result struct {
+	Records     []record.Record // all of Out's records, old and new
 	New         int
 	Skipped     int
 	Failed      int
 	Total       int // points in the plan
-	Phases      Phases
+	Phases      record.Phases
 	Wall        time.Duration
 	Interrupted bool
 	Anomalies   int
@@ -43,26 +55,28 @@ type Outcome struct {
 
 // Run measures a sweep's points, appending each record to Out (fsynced) as
 // soon as it is measured, each model's points in a worker process.
-func Run(ctx context.Context, points []Point, env Env, o Options) (*Outcome, error) {
+func Run(ctx context.Context, points []point.Point, env measure.Env, o Options) (*Result, error) {
 	start := time.Now()
 	res, old, err := OpenResults(o.Out, o.Resume, env)
 	if err != nil {
 		return nil, err
 	}
 	defer res.Close()
-	done := map[string]bool{}
+	done := map[point.Key]bool{}
 	for _, r := range old {
-		done[r.Key] = r.Status != StatusFailed || !o.RetryFailed
+		done[r.Key] = r.Status != record.StatusFailed || !o.RetryFailed
 	}
 	plan, err := MakePlan(points, done, env)
 	if err != nil {
 		return nil, err
 	}
 	plan.Dropped = o.Dropped
-	sum := &Outcome{Records: old, Total: len(plan.Points) + len(plan.Skipped)}
-	record := func(r Record) error {
-		if o.Annotate != nil {
-			o.Annotate(&r)
+	sum := &Result{Records: old, Total: len(plan.Points) + len(plan.Skipped)}
+	emit := func(r record.Record) error {
+		if o.Peaks != nil {
+			// A probe file that cannot be read leaves the record without a
+			// roofline; report sets it again once the file is mended.
+			_ = r.SetRoofline(o.Peaks)
 		}
 		if err := res.Append(r); err != nil {
 			return err
@@ -71,16 +85,13 @@ func Run(ctx context.Context, points []Point, env Env, o Options) (*Outcome, err
 		sum.Records = append(sum.Records, r)
 		sum.New++
 		switch r.Status {
-		case StatusSkipped:
+		case record.StatusSkipped:
 			sum.Skipped++
-		case StatusFailed:
+		case record.StatusFailed:
 			sum.Failed++
 		}
 		if ph := r.Phases; ph != nil {
-			sum.Phases.LoadMs += ph.LoadMs
-			sum.Phases.WarmupMs += ph.WarmupMs
-			sum.Phases.DepthMs += ph.DepthMs
-			sum.Phases.MeasureMs += ph.MeasureMs
+			sum.Phases.Add(*ph)
 		}
 		return nil
 	}
@@ -88,7 +99,7 @@ func Run(ctx context.Context, points []Point, env Env, o Options) (*Outcome, err
 		fmt.Fprintf(o.Log, "resuming %s: %d points already recorded, %d to go\n", o.Out, plan.Done, len(plan.Points)+len(plan.Skipped))
 	}
 	for _, r := range plan.Skipped {
-		if err := record(r); err != nil {
+		if err := emit(r); err != nil {
 			return sum, err
 		}
 		fmt.Fprintf(o.Log, "skipped %s %s: %s\n", r.ModelID, r.Test, r.Reason)
@@ -102,8 +113,8 @@ func Run(ctx context.Context, points []Point, env Env, o Options) (*Outcome, err
 	defer pr.Finish()
 	wc := workerCmd{Exe: o.Exe, Args: o.ExeArgs}
 	for _, group := range byModel(plan.Points) {
-		err := runGroup(ctx, wc, workerRequest{Version: env.Version, Fault: o.Fault, TelemetryRate: o.Telemetry, TelemetryOut: o.TelemetryTo, Points: group}, env, pr, plan, record)
-		if errors.Is(err, ErrStopped) {
+		err := runGroup(ctx, wc, workerRequest{Version: env.Version, Fault: o.Fault, TelemetryRate: o.Telemetry, TelemetryOut: o.TelemetryTo, Points: group}, env, pr, plan, emit)
+		if errors.Is(err, measure.ErrStopped) {
 			sum.Interrupted = true
 			break
 		}
@@ -116,10 +127,10 @@ func Run(ctx context.Context, points []Point, env Env, o Options) (*Outcome, err
 }
 
 // byModel cuts ordered points into runs of one model.
-func byModel(points []Point) [][]Point {
-	var groups [][]Point
+func byModel(points []point.Point) [][]point.Point {
+	var groups [][]point.Point
 	for i, p := range points {
-		if i == 0 || p.modelKey() != points[i-1].modelKey() {
+		if i == 0 || p.ModelKey() != points[i-1].ModelKey() {
 			groups = append(groups, nil)
 		}
 		groups[len(groups)-1] = append(groups[len(groups)-1], p)
@@ -130,15 +141,15 @@ func byModel(points []Point) [][]Point {
 // runGroup runs one model's points in workers until all are recorded: a
 // worker that dies costs the point it was measuring (recorded as failed
 // with how it died) and a new worker takes the rest.
-func runGroup(ctx context.Context, wc workerCmd, req workerRequest, env Env, pr *Progress, plan *Plan, record func(Record) error) error {
+func runGroup(ctx context.Context, wc workerCmd, req workerRequest, env measure.Env, pr *Progress, plan *Plan, emit func(record.Record) error) error {
 	rest := req.Points
 	for len(rest) > 0 {
 		req.Points = rest
-		done, current, exit := wc.run(ctx, req, pr.Begin, func(r Record) error {
+		done, current, exit := wc.run(ctx, req, pr.Begin, func(r record.Record) error {
 			pr.End(r, plan.Est[r.Key])
-			return record(r)
+			return emit(r)
 		})
-		var next []Point
+		var next []point.Point
 		for _, p := range rest {
 			if !done[p.Key()] {
 				next = append(next, p)
@@ -151,8 +162,8 @@ func runGroup(ctx context.Context, wc workerCmd, req workerRequest, env Env, pr 
 				return fmt.Errorf("worker ended with %d points unmeasured", len(rest))
 			}
 			return nil
-		case errors.Is(exit, ErrStopped) || ctx.Err() != nil:
-			return ErrStopped
+		case errors.Is(exit, measure.ErrStopped) || ctx.Err() != nil:
+			return measure.ErrStopped
 		case len(rest) == 0:
 			return nil
 		}
@@ -168,9 +179,9 @@ func runGroup(ctx context.Context, wc workerCmd, req workerRequest, env Env, pr 
 				failed = p
 			}
 		}
-		r := fill(Record{Status: StatusFailed, Reason: exit.Error()}, failed, engine.Meta{}, env)
+		r := measure.Unmeasured(failed, env, record.StatusFailed, exit.Error())
 		pr.End(r, plan.Est[r.Key])
-		if err := record(r); err != nil {
+		if err := emit(r); err != nil {
 			return err
 		}
 		next = next[:0]
@@ -182,4 +193,12 @@ func runGroup(ctx context.Context, wc workerCmd, req workerRequest, env Env, pr 
 		rest = next
 	}
 	return nil
+}
+
+// String is the sweep's closing line: what was recorded, where the time
+// went and where the results are.
+func (r *Result) String() string {
+	ph := r.Phases
+	return fmt.Sprintf("%d of %d points recorded this run (%d skipped, %d failed) in %s: loading %.1fs, warm-up %.1fs, depth fill %.1fs, measuring %.1fs",
+		r.New, r.Total, r.Skipped, r.Failed, r.Wall.Round(100*time.Millisecond), ph.LoadMs/1000, ph.WarmupMs/1000, ph.DepthMs/1000, ph.MeasureMs/1000)
 }

@@ -18,6 +18,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/record"
+
+	"github.com/tokbench/tokbench/point"
+
 	"github.com/tokbench/tokbench/telemetry"
 )
 
@@ -27,17 +32,17 @@ import (
 // costs one failed point, and the sweep goes on.
 
 type workerRequest struct {
-	Version       string  `json:"version"`
-	Fault         string  `json:"fault,omitempty"`
-	TelemetryRate int     `json:"telemetry_rate,omitempty"` // Hz; 0: off
-	TelemetryOut  string  `json:"telemetry_out,omitempty"`  // raw samples, appended per point
-	Points        []Point `json:"points"`
+	Version       string        `json:"version"`
+	Fault         string        `json:"fault,omitempty"`
+	TelemetryRate int           `json:"telemetry_rate,omitempty"` // Hz; 0: off
+	TelemetryOut  string        `json:"telemetry_out,omitempty"`  // raw samples, appended per point
+	Points        []point.Point `json:"points"`
 }
 
 type workerEvent struct {
-	Start   string  `json:"start,omitempty"`
-	Record  *Record `json:"record,omitempty"`
-	Stopped bool    `json:"stopped,omitempty"`
+	Start   *point.Key     `json:"start,omitempty"`
+	Record  *record.Record `json:"record,omitempty"`
+	Stopped bool           `json:"stopped,omitempty"`
 }
 
 // WorkerExitStopped is the worker's exit status after a graceful stop.
@@ -66,13 +71,14 @@ func ServeWorker(r io.Reader, w io.Writer) int {
 		return out.Flush()
 	}
 	var began time.Time
-	ex := &Executor{
-		Env:   DescribeEnv(req.Version),
+	ex := &measure.Executor{
+		Env:   measure.DescribeEnv(req.Version),
 		Stop:  stop.Load,
 		Fault: req.Fault,
-		Started: func(p Point) {
+		Started: func(p point.Point) {
 			began = time.Now()
-			send(workerEvent{Start: p.Key()})
+			k := p.Key()
+			send(workerEvent{Start: &k})
 		},
 	}
 	if req.TelemetryRate > 0 {
@@ -84,7 +90,7 @@ func ServeWorker(r io.Reader, w io.Writer) int {
 		defer s.Stop()
 		ex.Sampler = s
 	}
-	err := ex.Run(context.Background(), req.Points, func(rec Record) error {
+	err := ex.Run(context.Background(), req.Points, func(rec record.Record, _ error) error {
 		if ex.Sampler != nil && req.TelemetryOut != "" {
 			if err := ex.Sampler.WriteFile(req.TelemetryOut, began, time.Now(), true); err != nil {
 				return err
@@ -93,7 +99,7 @@ func ServeWorker(r io.Reader, w io.Writer) int {
 		return send(workerEvent{Record: &rec})
 	})
 	switch {
-	case errors.Is(err, ErrStopped):
+	case errors.Is(err, measure.ErrStopped):
 		send(workerEvent{Stopped: true})
 		return WorkerExitStopped
 	case err != nil:
@@ -159,22 +165,22 @@ func (c *crashLog) String() string {
 // runWorker measures points in one worker process. It returns the keys it
 // got records for, the key of the point that was running when the worker
 // ended ("" if none), and how the worker ended.
-func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(Point), got func(Record) error) (done map[string]bool, current string, exit error) {
-	done = map[string]bool{}
+func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(point.Point), got func(record.Record) error) (done map[point.Key]bool, current point.Key, exit error) {
+	done = map[point.Key]bool{}
 	cmd := exec.Command(wc.Exe, append(append([]string{}, wc.Args...), "sweep-worker")...)
 	cmd.SysProcAttr = workerSysProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return done, "", err
+		return done, point.Key{}, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return done, "", err
+		return done, point.Key{}, err
 	}
 	var errLog crashLog
 	cmd.Stderr = &errLog
 	if err := cmd.Start(); err != nil {
-		return done, "", fmt.Errorf("start worker %s: %w", wc.Exe, err)
+		return done, point.Key{}, fmt.Errorf("start worker %s: %w", wc.Exe, err)
 	}
 	go func() {
 		json.NewEncoder(stdin).Encode(req)
@@ -183,7 +189,7 @@ func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(Poi
 	stopForward := context.AfterFunc(ctx, func() { cmd.Process.Signal(os.Interrupt) })
 	defer stopForward()
 
-	byKey := map[string]Point{}
+	byKey := map[point.Key]point.Point{}
 	for _, p := range req.Points {
 		byKey[p.Key()] = p
 	}
@@ -197,8 +203,8 @@ func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(Poi
 			continue
 		}
 		switch {
-		case ev.Start != "":
-			current = ev.Start
+		case ev.Start != nil:
+			current = *ev.Start
 			p := byKey[current]
 			if watchdog != nil {
 				watchdog.Stop()
@@ -213,7 +219,7 @@ func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(Poi
 			}
 		case ev.Record != nil:
 			done[ev.Record.Key] = true
-			current = ""
+			current = point.Key{}
 			if err := got(*ev.Record); err != nil && writeErr == nil {
 				writeErr = err
 				cmd.Process.Signal(os.Interrupt)
@@ -230,7 +236,7 @@ func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(Poi
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == WorkerExitStopped {
-			return done, current, ErrStopped
+			return done, current, measure.ErrStopped
 		}
 		msg := "worker " + cmd.ProcessState.String()
 		if strings.Contains(msg, "killed") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -62,7 +63,7 @@ func flagsFirst(app *cli.App, args []string) []string {
 
 func findCommand(cmds []*cli.Command, name string) *cli.Command {
 	for _, c := range cmds {
-		if c.Name == name || contains(c.Aliases, name) {
+		if c.Name == name || slices.Contains(c.Aliases, name) {
 			return c
 		}
 	}
@@ -72,7 +73,7 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 func isBool(flags []cli.Flag, arg string) bool {
 	name := strings.TrimLeft(arg, "-")
 	for _, f := range flags {
-		if _, ok := f.(*cli.BoolFlag); ok && contains(f.Names(), name) {
+		if _, ok := f.(*cli.BoolFlag); ok && slices.Contains(f.Names(), name) {
 			return true
 		}
 	}

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tokbench/tokbench/record"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/tokbench/tokbench/baseline"
-	"github.com/tokbench/tokbench/sweep"
 )
 
 func baselineCommand() *cli.Command {
@@ -19,11 +20,11 @@ func baselineCommand() *cli.Command {
 	effect := &cli.Float64Flag{Name: "min-effect", Value: 0.05, Usage: "smallest change that counts, as a fraction of the median"}
 	// load reads the results file and the baseline (nil if none) of
 	// their hardware class.
-	load := func(c *cli.Context) ([]sweep.Record, string, *baseline.File, error) {
+	load := func(c *cli.Context) ([]record.Record, string, *baseline.File, error) {
 		if c.NArg() != 1 {
 			return nil, "", nil, usagef("give one results file (JSONL from run -o jsonl or sweep --out, or llama-bench's JSON)")
 		}
-		recs, _, _, err := sweep.ReadRecords(c.Args().First())
+		recs, _, _, err := record.Read(c.Args().First())
 		if err != nil {
 			return nil, "", nil, err
 		}

@@ -2,19 +2,20 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"os"
-	"text/tabwriter"
+
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/report"
+
+	"github.com/tokbench/tokbench/measure"
 
 	"github.com/tokbench/tokbench/telemetry"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/load"
-	"github.com/tokbench/tokbench/sweep"
 )
 
 func capacityCommand() *cli.Command {
@@ -38,141 +39,73 @@ func capacityCommand() *cli.Command {
 }
 
 func doCapacity(c *cli.Context) error {
-	w, slos, g, model, err := serveSetup(c)
+	in, err := serveSetup(c)
 	if err != nil {
 		return err
 	}
-	if len(slos) == 0 {
+	if len(in.slos) == 0 {
 		return usagef("capacity needs --slo, e.g. --slo ttft_p99=2s,itl_p99=60ms")
 	}
-	o := load.CapacityOptions{MaxConcurrency: c.Int("max-concurrency"), RequestsPerClient: c.Int("requests-per-client"), Seed: c.Uint64("seed"), Guards: g}
-	maxSlots := o.MaxConcurrency
+	o := load.CapacityOptions{MaxConcurrency: c.Int("max-concurrency"), RequestsPerClient: c.Int("requests-per-client"), Seed: c.Uint64("seed"), Guards: in.guards}
 	if c.Bool("open-loop") {
 		o.Slots, o.MaxRate, o.Requests, o.Burstiness = c.Int("slots"), c.Float64("max-rate"), c.Int("requests"), c.Float64("burstiness")
-		maxSlots = o.Slots
-		if o.MaxRate <= 0 || o.Requests < 2*o.Slots || o.Burstiness <= 0 {
-			return usagef("--max-rate must be positive, --requests at least twice --slots, --burstiness above 0")
-		}
-	} else if o.RequestsPerClient < 2 {
-		return usagef("--requests-per-client %d: at least 2 (the first is warm-up)", o.RequestsPerClient)
 	}
-	if maxSlots < 1 || maxSlots > engine.MaxParallelSequences() {
-		return usagef("--max-concurrency or --slots %d: use 1 to %d", maxSlots, engine.MaxParallelSequences())
+	if err := o.Check(); err != nil {
+		return err
 	}
-	reqs := w.Generate(max(maxSlots*o.RequestsPerClient, o.Requests), o.Seed)
-	sampler, telemetryDone, err := startSampling(c)
+	sampler, stopSampling, err := startSampling(c)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := telemetryDone(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	sv, err := server(c, model, longestAdmitted(reqs, g))
+	defer warn(stopSampling)
+	reqs := o.Largest(in.workload)
+	sv, err := measure.Serve(c.Context, in.base, load.Longest(load.Scenario{Requests: reqs, Options: load.Options{Guards: in.guards}}), c.Duration("timeout"))
 	if err != nil {
 		return err
 	}
 	defer sv.Close()
-	res, err := load.Capacity(c.Context, sv.Server, w, slos, o)
+	res, err := load.Capacity(c.Context, sv.Slots, in.workload, in.slos, o)
 	if err != nil {
 		return err
 	}
-	if err := decodeRoofline(&res, sv, reqs, o.Slots, sampler); err != nil {
+	if err := decodeRoofline(&res, sv, reqs, sampler); err != nil {
 		fmt.Fprintln(os.Stderr, "roofline:", err)
 	}
 	if out := c.String("out"); out != "" {
-		if err := appendJSON(out, load.Line{Kind: "capacity", Workload: &w, Capacity: &res, Host: gpu.ReadHost().CPUModel,
-			Tool: "tokbench " + version, BuildCommit: engine.LlamaCommit, OllamaVersion: engine.OllamaVersion}); err != nil {
+		if err := record.Append(out, res.Line(in.workload, provenance())); err != nil {
 			return err
 		}
 	}
-	if c.String("output-format") == "json" {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
-	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "load\treq/s\toutput t/s\tttft p99 ms\titl p99 ms\tt/s per user\tresult\t")
-	for _, p := range res.Probes {
-		s := p.Summary
-		result := "pass"
-		if !p.Pass {
-			result = p.Why
-		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t\n", probeLoad(p), s.RequestsPerS, s.OutputTps, s.TTFTMs.P99, s.ITLMs.P99, s.PerUserTs.P50, result)
-	}
-	tw.Flush()
-	sustained := fmt.Sprintf("%d concurrent generations", res.Concurrency)
-	if c.Bool("open-loop") {
-		sustained = fmt.Sprintf("%.3g requests/s on %d slots", res.Rate, o.Slots)
-	}
-	fmt.Printf("\nsustainable: %s, %.1f t/s per user (median), %.1f output t/s in all\nbound by: %s\n",
-		sustained, res.PerUserTs, res.OutputTps, res.BoundBy)
-	return nil
+	return report.WriteCapacity(os.Stdout, c.String("output"), res)
 }
 
-// decodeRoofline sets the deciding probe's decode against the hardware's
+// decodeRoofline sets the deciding trial's decode against the hardware's
 // ceiling (a probe of this class, or the GPU's datasheet): its aggregate
 // decode rate is the sequences over the median inter-token latency, at the
 // workload's mean prompt and output.
-func decodeRoofline(res *load.CapacityResult, sv *served, reqs []load.Request, openSlots int, sampler *telemetry.Sampler) error {
+func decodeRoofline(res *load.CapacityResult, sv *measure.Served, reqs []load.Request, sampler *telemetry.Sampler) error {
 	d := res.Deciding
 	if d == nil || d.Summary.ITLMs.N == 0 || d.Summary.ITLMs.P50 <= 0 {
 		return nil
 	}
 	p := sv.Base
-	p.Parallel = cmp.Or(d.Concurrency, openSlots)
-	var prompt, output int
-	for _, r := range reqs {
-		prompt, output = prompt+r.Prompt, output+r.Output
-	}
+	p.Parallel = cmp.Or(d.Concurrency, res.Slots)
 	var tel *gpu.Window
 	if sampler != nil {
 		w := sampler.Window(d.Start, d.End)
 		tel = &w
 	}
-	dir, err := sweep.CacheDir()
+	dir, err := measure.CacheDir()
 	if err != nil {
 		return err
 	}
+	prompt, output := load.MeanLengths(reqs)
 	ts := float64(p.Parallel) * 1000 / d.Summary.ITLMs.P50
-	a, err := sweep.DecodeRoofline(p, sv.Meta, sweep.DescribeEnv(version), prompt/len(reqs), output/len(reqs), ts, tel, dir)
-	if err != nil || a == nil {
+	a, err := measure.DecodeRoofline(p, sv.Meta, measure.DescribeEnv(version), prompt, output, ts, tel, dir)
+	if err != nil {
 		return err
 	}
-	res.Roofline = a
+	res.Roofline = &a
 	res.BoundBy += fmt.Sprintf("; its decode (%.1f t/s at %d sequences): %s, %s", ts, p.Parallel, a.Verdict, a.Why)
-	return nil
-}
-
-func probeLoad(p load.Probe) string {
-	if p.Rate > 0 {
-		return fmt.Sprintf("%.3g/s", p.Rate)
-	}
-	return fmt.Sprint(p.Concurrency)
-}
-
-// appendJSON appends values to a file, a JSON line each, and syncs it.
-func appendJSON(path string, values ...any) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	enc := json.NewEncoder(f)
-	for _, v := range values {
-		if err == nil {
-			err = enc.Encode(v)
-		}
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("results %s: %w", path, err)
-	}
 	return nil
 }

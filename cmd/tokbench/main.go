@@ -10,10 +10,11 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/tokbench/tokbench/point"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/sweep"
 )
 
 var version = "0.1.0"
@@ -84,7 +85,7 @@ func run(args []string) int {
 		return ec.ExitCode()
 	}
 	fmt.Fprintln(os.Stderr, "tokbench:", err)
-	var ie *sweep.InputError
+	var ie *point.InputError
 	switch {
 	case errors.Is(err, engine.ErrCanceled) || errors.Is(err, errInterrupted) || ctx.Err() != nil:
 		return exitInterrupted
@@ -96,6 +97,6 @@ func run(args []string) int {
 
 var errInterrupted = errors.New("interrupted")
 
-func usageErr(err error) error { return &sweep.InputError{Err: err} }
+func usageErr(err error) error { return &point.InputError{Err: err} }
 
 func usagef(format string, a ...any) error { return usageErr(fmt.Errorf(format, a...)) }

@@ -77,8 +77,9 @@ func tinyModel(t *testing.T) string {
 	if _, err := os.Stat(p); err == nil {
 		return p
 	}
+	// -o FILE, the old spelling of --out, still works and says so.
 	r := tokbench(t, "synth", "--preset", "tiny", "--type", "f16", "--seed", "3", "-o", p)
-	if r.code != 0 {
+	if r.code != 0 || !strings.Contains(r.stderr, "deprecated") {
 		t.Fatalf("synth: %d %s", r.code, r.stderr)
 	}
 	return p
@@ -176,7 +177,7 @@ func TestRunSynthCached(t *testing.T) {
 func TestQuantizeCommand(t *testing.T) {
 	model := tinyModel(t)
 	out := filepath.Join(t.TempDir(), "q.gguf")
-	r := tokbench(t, "quantize", "-m", model, "--type", "q4_k_m", "-o", out, "-t", "2")
+	r := tokbench(t, "quantize", "-m", model, "--type", "q4_k_m", "--out", out, "-t", "2")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -231,7 +232,7 @@ func TestBadInput(t *testing.T) {
 	})
 	bigCtx := filepath.Join(workDir, "bigctx.gguf")
 	if r := tokbench(t, "synth", "--n-vocab", "300", "--n-embd", "256", "--n-layer", "2", "--n-ff", "256", "--n-head", "4",
-		"--n-ctx-train", "2000000", "--type", "q8_0", "-o", bigCtx); r.code != 0 {
+		"--n-ctx-train", "2000000", "--type", "q8_0", "--out", bigCtx); r.code != 0 {
 		t.Fatalf("synth: %s", r.stderr)
 	}
 	cases := []struct {
@@ -258,11 +259,11 @@ func TestBadInput(t *testing.T) {
 		{"bad sampling", []string{"run", "-m", model, "--sampling", "nucleus"}, 2, "--sampling"},
 		{"unknown flag", []string{"run", "--bogus"}, 2, "bogus"},
 		{"m and synth", []string{"run", "-m", model, "--synth", "tiny"}, 2, "not both"},
-		{"unknown quant type", []string{"quantize", "-m", model, "--type", "q4_z", "-o", filepath.Join(workDir, "x.gguf")}, 2, "unknown quantization type"},
-		{"quantize bad source", []string{"quantize", "-m", truncated, "--type", "q4_0", "-o", filepath.Join(workDir, "x.gguf")}, 1, "truncated"},
-		{"unknown preset", []string{"synth", "--preset", "gpt-5", "-o", filepath.Join(workDir, "x.gguf")}, 2, "unknown preset"},
-		{"bad shape", []string{"synth", "--n-embd", "100", "--n-head", "3", "--n-layer", "1", "--n-ff", "64", "-o", filepath.Join(workDir, "x.gguf")}, 2, "multiple"},
-		{"synth no output", []string{"synth", "--preset", "tiny"}, 2, "-o"},
+		{"unknown quant type", []string{"quantize", "-m", model, "--type", "q4_z", "--out", filepath.Join(workDir, "x.gguf")}, 2, "unknown quantization type"},
+		{"quantize bad source", []string{"quantize", "-m", truncated, "--type", "q4_0", "--out", filepath.Join(workDir, "x.gguf")}, 1, "truncated"},
+		{"unknown preset", []string{"synth", "--preset", "gpt-5", "--out", filepath.Join(workDir, "x.gguf")}, 2, "unknown preset"},
+		{"bad shape", []string{"synth", "--n-embd", "100", "--n-head", "3", "--n-layer", "1", "--n-ff", "64", "--out", filepath.Join(workDir, "x.gguf")}, 2, "multiple"},
+		{"synth no output", []string{"synth", "--preset", "tiny"}, 2, "--out"},
 	}
 	for _, c := range cases {
 		r := tokbench(t, c.args...)

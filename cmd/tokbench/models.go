@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/preset"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/tokbench/tokbench/engine"
@@ -16,12 +19,12 @@ func synthCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "synth",
 		Usage:     "write a synthetic llama-architecture model (random weights, real shape)",
-		UsageText: "tokbench synth --preset llama-8b [--type f16] [--seed N] -o FILE\n   tokbench synth --n-embd 1024 --n-layer 8 --n-ff 4096 --n-head 16 --n-head-kv 4 --n-vocab 32000 -o FILE",
+		UsageText: "tokbench synth --preset llama-8b [--type f16] [--seed N] --out FILE\n   tokbench synth --n-embd 1024 --n-layer 8 --n-ff 4096 --n-head 16 --n-head-kv 4 --n-vocab 32000 --out FILE",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "preset", Usage: "shape: " + strings.Join(engine.PresetNames(), ", ")},
-			&cli.StringFlag{Name: "type", Value: "f16", Usage: "file type: f32, f16, bf16 or a quantization (" + strings.Join(engine.FileTypes(), ", ") + ")"},
+			&cli.StringFlag{Name: "preset", Usage: "shape: " + strings.Join(preset.Names(), ", ")},
+			&cli.StringFlag{Name: "type", Value: "f16", Usage: "file type: f32, f16, bf16 or a quantization (" + strings.Join(gguf.FileTypes(), ", ") + ")"},
 			&cli.Uint64Flag{Name: "seed", Value: 42, Usage: "random seed; the same seed gives the same file"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file"},
+			outFlag, deprecatedOutFlag,
 			&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Usage: "threads (default: all)"},
 			&cli.IntFlag{Name: "n-vocab", Usage: "vocabulary size (overrides the preset)"},
 			&cli.IntFlag{Name: "n-embd", Usage: "embedding width"},
@@ -37,18 +40,18 @@ func synthCommand() *cli.Command {
 }
 
 func doSynth(c *cli.Context) error {
-	out := c.String("output")
+	out := outFile(c)
 	if out == "" {
-		return usagef("no output file: give -o FILE.gguf")
+		return usagef("no output file: give --out FILE.gguf")
 	}
-	s := engine.Shape{Name: "custom", NCtxTrain: 4096, RopeBase: 10000}
+	s := preset.Shape{Name: "custom", NCtxTrain: 4096, RopeBase: 10000}
 	if c.IsSet("preset") {
 		var err error
-		if s, err = engine.Preset(c.String("preset")); err != nil {
+		if s, err = preset.Lookup(c.String("preset")); err != nil {
 			return usageErr(err)
 		}
 	} else if !c.IsSet("n-embd") {
-		return usagef("give --preset NAME (%s) or the dimensions (--n-embd, --n-layer, ...)", strings.Join(engine.PresetNames(), ", "))
+		return usagef("give --preset NAME (%s) or the dimensions (--n-embd, --n-layer, ...)", strings.Join(preset.Names(), ", "))
 	}
 	for name, dst := range map[string]*int{"n-vocab": &s.NVocab, "n-embd": &s.NEmbd, "n-layer": &s.NLayer, "n-ff": &s.NFF,
 		"n-head": &s.NHead, "n-head-kv": &s.NHeadKV, "n-ctx-train": &s.NCtxTrain} {
@@ -68,7 +71,7 @@ func doSynth(c *cli.Context) error {
 	if err := s.Check(); err != nil {
 		return usageErr(err)
 	}
-	if _, _, err := engine.ParseFileType(c.String("type")); err != nil {
+	if _, _, err := gguf.ParseFileType(c.String("type")); err != nil {
 		return usageErr(err)
 	}
 	start := time.Now()
@@ -94,21 +97,21 @@ func quantizeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "quantize",
 		Usage:     "quantize a model with llama.cpp's quantizer",
-		UsageText: "tokbench quantize -m IN.gguf --type q4_k_m -o OUT.gguf [-t N]",
+		UsageText: "tokbench quantize -m IN.gguf --type q4_k_m --out OUT.gguf [-t N]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "source model (F32, F16 or BF16)"},
-			&cli.StringFlag{Name: "type", Usage: "target: " + strings.Join(engine.FileTypes(), ", ")},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file"},
+			&cli.StringFlag{Name: "type", Usage: "target: " + strings.Join(gguf.FileTypes(), ", ")},
+			outFlag, deprecatedOutFlag,
 			&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Usage: "threads (default: all)"},
 			&cli.BoolFlag{Name: "allow-requantize", Usage: "allow an already quantized source"},
 			&cli.BoolFlag{Name: "pure", Usage: "one type for every tensor (no k-quant mixture)"},
 		},
 		Action: func(c *cli.Context) error {
-			in, out, typ := c.String("model"), c.String("output"), c.String("type")
+			in, out, typ := c.String("model"), outFile(c), c.String("type")
 			if in == "" || out == "" || typ == "" {
-				return usagef("quantize needs -m IN.gguf, --type TYPE and -o OUT.gguf")
+				return usagef("quantize needs -m IN.gguf, --type TYPE and --out OUT.gguf")
 			}
-			if _, _, err := engine.ParseFileType(typ); err != nil {
+			if _, _, err := gguf.ParseFileType(typ); err != nil {
 				return usageErr(err)
 			}
 			start := time.Now()
@@ -135,7 +138,7 @@ func infoCommand() *cli.Command {
 			if path == "" {
 				return usagef("give -m MODEL.gguf")
 			}
-			f, h, err := engine.Inspect(path)
+			f, h, err := gguf.Inspect(path)
 			if err != nil {
 				return err
 			}
@@ -154,4 +157,19 @@ func infoCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// synth and quantize write a file: --out names it, as in every command
+// (-o is the output format elsewhere); -o FILE still works, with a note.
+var (
+	outFlag           = &cli.StringFlag{Name: "out", Usage: "output file"}
+	deprecatedOutFlag = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Hidden: true, Usage: "output file (deprecated: use --out)"}
+)
+
+func outFile(c *cli.Context) string {
+	if out := c.String("out"); out != "" || c.String("output") == "" {
+		return out
+	}
+	fmt.Fprintln(os.Stderr, "tokbench: -o FILE is deprecated for synth and quantize: use --out FILE (-o is the output format in every other command)")
+	return c.String("output")
 }

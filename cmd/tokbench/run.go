@@ -5,27 +5,31 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
-	"github.com/tokbench/tokbench/telemetry"
+	"github.com/tokbench/tokbench/roofline"
+
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/record"
+
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/preset"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/report"
-	"github.com/tokbench/tokbench/sweep"
 )
 
 func runCommand() *cli.Command {
-	d := sweep.Defaults(gpu.ReadHost().Cores)
+	d := point.Defaults(gpu.ReadHost().Cores)
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "measure one point: prompt processing (pp) and generation (tg), llama-bench's method",
 		UsageText: "tokbench run -m MODEL.gguf [-p 512] [-n 128] [-d 0] [--parallel 1] [-r 5] [-o table|json|jsonl|csv|md]\n   tokbench run --synth llama-1b --synth-type q4_0 ...",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "GGUF model file"},
-			&cli.StringFlag{Name: "synth", Usage: "benchmark a synthetic model of this preset (" + strings.Join(engine.PresetNames(), ", ") + "), made once in the cache"},
+			&cli.StringFlag{Name: "synth", Usage: "benchmark a synthetic model of this preset (" + strings.Join(preset.Names(), ", ") + "), made once in the cache"},
 			&cli.StringFlag{Name: "synth-type", Value: "q8_0", Usage: "quantization of the --synth model"},
 			&cli.IntFlag{Name: "n-prompt", Aliases: []string{"p"}, Value: d.NPrompt, Usage: "prompt tokens per sequence (pp test; 0 skips it)"},
 			&cli.IntFlag{Name: "n-gen", Aliases: []string{"n"}, Value: d.NGen, Usage: "generated tokens per sequence (tg test; 0 skips it)"},
@@ -52,13 +56,13 @@ func runCommand() *cli.Command {
 	}
 }
 
-func pointFromFlags(c *cli.Context, model string) (sweep.Point, error) {
-	p := sweep.Defaults(c.Int("threads"))
-	fa, err := engine.ParseFlashAttn(c.String("flash-attn"))
+func pointFromFlags(c *cli.Context, model string) (point.Point, error) {
+	p := point.Defaults(c.Int("threads"))
+	fa, err := point.ParseFlashAttn(c.String("flash-attn"))
 	if err != nil {
 		return p, usageErr(err)
 	}
-	sm, err := engine.ParseSplitMode(c.String("split-mode"))
+	sm, err := point.ParseSplitMode(c.String("split-mode"))
 	if err != nil {
 		return p, usageErr(err)
 	}
@@ -69,7 +73,11 @@ func pointFromFlags(c *cli.Context, model string) (sweep.Point, error) {
 	p.FlashAttn = fa
 	p.TypeK, p.TypeV = strings.ToLower(c.String("cache-type-k")), strings.ToLower(c.String("cache-type-v"))
 	p.Parallel, p.Reps, p.NoWarmup = c.Int("parallel"), c.Int("repetitions"), c.Bool("no-warmup")
-	p.Sampling = strings.ToLower(c.String("sampling"))
+	smp, err := point.ParseSampling(c.String("sampling"))
+	if err != nil {
+		return p, usagef("--%v", err)
+	}
+	p.Sampling = smp
 	p.Seed, p.Timeout = c.Uint64("seed"), c.Duration("timeout")
 	return p, p.Validate()
 }
@@ -79,42 +87,28 @@ func doRun(c *cli.Context) error {
 		return usagef("unexpected argument %q: flags come before arguments, and run takes none", c.Args().First())
 	}
 	format := c.String("output")
-	if !contains(report.Formats, format) {
-		return usagef("output format %q: use one of %s", format, strings.Join(report.Formats, ", "))
+	if err := checkFormat(format, report.Formats); err != nil {
+		return err
 	}
-	model := c.String("model")
-	if c.String("synth") != "" {
-		if model != "" {
-			return usagef("give -m or --synth, not both")
-		}
-		var err error
-		dir, err := sweep.CacheDir()
-		if err != nil {
-			return err
-		}
-		if model, err = sweep.SynthModel(dir, c.String("synth"), c.String("synth-type"), c.Uint64("seed"), os.Stderr); err != nil {
-			return err
-		}
+	model, err := modelFromFlags(c)
+	if err != nil {
+		return err
 	}
 	p, err := pointFromFlags(c, model)
 	if err != nil {
 		return err
 	}
-	sampler, telemetryDone, err := startSampling(c)
+	sampler, stopSampling, err := startSampling(c)
 	if err != nil {
 		return err
 	}
-	recs, err := sweep.Measure(c.Context, p, sweep.DescribeEnv(version), sampler, func(r sweep.Record) {
+	recs, err := measure.Measure(c.Context, p, measure.DescribeEnv(version), sampler, func(r record.Record) {
 		fmt.Fprintf(os.Stderr, "%s: %.2f t/s\n", r.Test, r.AvgTs)
 	})
-	if terr := telemetryDone(); terr != nil && err == nil {
-		err = terr
+	if serr := stopSampling(); serr != nil && err == nil {
+		err = serr
 	}
-	if dir, derr := sweep.CacheDir(); derr == nil {
-		if aerr := sweep.Annotate(recs, dir); aerr != nil {
-			fmt.Fprintln(os.Stderr, "roofline:", aerr)
-		}
-	}
+	annotate(recs)
 	// What was measured is printed even when a later test failed.
 	if len(recs) > 0 {
 		if werr := report.Write(os.Stdout, format, recs); werr != nil && err == nil {
@@ -127,52 +121,14 @@ func doRun(c *cli.Context) error {
 	return err
 }
 
-func telemetryFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.IntFlag{Name: "telemetry-rate", Value: telemetry.DefaultRate, Usage: "GPU and host sampling rate in Hz (1 to 200)"},
-		&cli.StringFlag{Name: "telemetry-out", Usage: "write the raw telemetry samples to this JSONL file"},
-		&cli.BoolFlag{Name: "no-telemetry", Usage: "do not sample the GPU and host while measuring"},
+// annotate sets the records' rooflines with the ceilings known now (a
+// probe run after the measurement counts), and says what failed.
+func annotate(recs []record.Record) {
+	dir, err := measure.CacheDir()
+	if err == nil {
+		err = record.Annotate(recs, &roofline.Cache{Dir: dir})
 	}
-}
-
-// startTelemetry starts the sampler the flags ask for (nil with
-// --no-telemetry) and says once when NVML is not there.
-func startTelemetry(c *cli.Context) (*telemetry.Sampler, error) {
-	if c.Bool("no-telemetry") {
-		return nil, nil
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "roofline:", err)
 	}
-	if err := telemetry.CheckRate(c.Int("telemetry-rate")); err != nil {
-		return nil, usageErr(err)
-	}
-	s, note, err := telemetry.Start(c.Int("telemetry-rate"))
-	if note != "" {
-		fmt.Fprintln(os.Stderr, note+"; sampling the host only")
-	}
-	return s, err
-}
-
-// startSampling starts the sampler the flags ask for (nil with
-// --no-telemetry); done stops it and writes its raw samples to
-// --telemetry-out, if given.
-func startSampling(c *cli.Context) (s *telemetry.Sampler, done func() error, err error) {
-	if s, err = startTelemetry(c); err != nil || s == nil {
-		return nil, func() error { return nil }, err
-	}
-	start := time.Now()
-	return s, func() error {
-		s.Stop()
-		if p := c.String("telemetry-out"); p != "" {
-			return s.WriteFile(p, start, time.Now(), false)
-		}
-		return nil
-	}, nil
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

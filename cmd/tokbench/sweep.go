@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
+
+	"github.com/tokbench/tokbench/roofline"
+
+	"github.com/tokbench/tokbench/measure"
 
 	"github.com/tokbench/tokbench/telemetry"
 
@@ -12,7 +15,6 @@ import (
 
 	"github.com/tokbench/tokbench/baseline"
 	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/load"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/sweep"
 )
@@ -140,88 +142,78 @@ func doSweep(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("unexpected argument %q: flags come before arguments, and sweep takes none", c.Args().First())
 	}
-	format := c.String("output")
-	if !contains(report.Formats, format) {
-		return usagef("output format %q: use one of %s", format, strings.Join(report.Formats, ", "))
+	if err := checkFormat(c.String("output"), report.Formats); err != nil {
+		return err
 	}
 	s, err := specFromFlags(c)
 	if err != nil {
 		return err
 	}
-	dir, err := sweep.CacheDir()
+	dir, err := measure.CacheDir()
 	if err != nil {
 		return err
 	}
-	models, err := sweep.Models(s, dir, os.Stderr)
+	points, dropped, err := s.Grid(dir, os.Stderr)
 	if err != nil {
 		return err
 	}
-	points, dropped, err := s.Points(models)
-	if err != nil {
-		return err
-	}
-	if len(points) == 0 {
-		return usagef("the filters dropped all %d points", dropped)
-	}
-	env := sweep.DescribeEnv(version)
+	env := measure.DescribeEnv(version)
 	if c.Bool("dry-run") {
-		plan, err := sweep.MakePlan(points, nil, env)
-		if err != nil {
-			return err
-		}
-		plan.Dropped = dropped
-		plan.Print(os.Stdout)
-		return nil
+		return sweep.DryRun(os.Stdout, points, dropped, env)
 	}
-	rate := c.Int("telemetry-rate")
-	if c.Bool("no-telemetry") {
-		rate = 0
-	} else if err := telemetry.CheckRate(rate); err != nil {
-		return usageErr(err)
-	} else if _, err := telemetry.ReadProfiles(); err != nil {
-		fmt.Fprintln(os.Stderr, err.Error()+"; sampling the host only")
-	}
-	watch, closeEvents, err := watchFromFlags(c)
+	o, closeEvents, err := sweepOptions(c, dir, dropped)
 	if err != nil {
 		return err
 	}
 	defer closeEvents()
+	res, err := sweep.Run(c.Context, points, env, o)
+	if err != nil {
+		return err
+	}
+	if err := report.Write(os.Stdout, c.String("output"), report.Grouped(res.Records)); err != nil {
+		return err
+	}
+	return sweepEnd(c, res)
+}
+
+// sweepOptions are how the flags ask the sweep to run.
+func sweepOptions(c *cli.Context, cacheDir string, dropped int) (sweep.Options, func(), error) {
+	rate, err := telemetryRate(c)
+	if err != nil {
+		return sweep.Options{}, nil, err
+	}
+	if _, err := telemetry.ReadProfiles(); rate > 0 && err != nil {
+		fmt.Fprintln(os.Stderr, err.Error()+"; sampling the host only")
+	}
+	watch, closeEvents, err := watchFromFlags(c)
+	if err != nil {
+		return sweep.Options{}, nil, err
+	}
 	var exeArgs []string
 	for _, d := range c.StringSlice("backend-dir") {
 		exeArgs = append(exeArgs, "--backend-dir", d)
 	}
-	out, err := sweep.Run(c.Context, points, env, sweep.Options{
-		Out: c.String("out"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
-		Annotate: func(r *sweep.Record) {
-			recs := []sweep.Record{*r}
-			if sweep.Annotate(recs, dir) == nil {
-				*r = recs[0]
-			}
-		},
-		Watch:   watch,
-		ExeArgs: exeArgs, Fault: c.String("test-fault"), Telemetry: rate, TelemetryTo: c.String("telemetry-out"), Log: os.Stderr, TTY: isTerminal(os.Stderr), Dropped: dropped,
-	})
-	if err != nil {
-		return err
-	}
-	if err := report.Write(os.Stdout, format, report.Grouped(out.Records)); err != nil {
-		return err
-	}
-	ph := out.Phases
-	fmt.Fprintf(os.Stderr, "\n%d of %d points recorded this run (%d skipped, %d failed) in %s: loading %.1fs, warm-up %.1fs, depth fill %.1fs, measuring %.1fs; results in %s\n",
-		out.New, out.Total, out.Skipped, out.Failed, out.Wall.Round(100_000_000), ph.LoadMs/1000, ph.WarmupMs/1000, ph.DepthMs/1000, ph.MeasureMs/1000, c.String("out"))
-	if out.Interrupted {
+	return sweep.Options{Out: c.String("out"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
+		Peaks: &roofline.Cache{Dir: cacheDir}, Watch: watch, ExeArgs: exeArgs, Fault: c.String("test-fault"),
+		Telemetry: rate, TelemetryTo: c.String("telemetry-out"), Log: os.Stderr, TTY: isTerminal(os.Stderr), Dropped: dropped}, closeEvents, nil
+}
+
+// sweepEnd says how a sweep ended: its closing line, how to resume an
+// interrupted one, the anomalies it logged, the points that failed.
+func sweepEnd(c *cli.Context, res *sweep.Result) error {
+	fmt.Fprintf(os.Stderr, "\n%s; results in %s\n", res, c.String("out"))
+	if res.Interrupted {
 		cmd := strings.Join(os.Args, " ")
 		if !c.Bool("resume") {
 			cmd += " --resume"
 		}
 		return fmt.Errorf("%w: every finished point is in %s; continue with:\n  %s", errInterrupted, c.String("out"), cmd)
 	}
-	if out.Anomalies > 0 {
-		fmt.Fprintf(os.Stderr, "%d anomaly event(s): see %s\n", out.Anomalies, cmpOr(c.String("events"), "the JSON lines above"))
+	if res.Anomalies > 0 {
+		fmt.Fprintf(os.Stderr, "%d anomaly event(s): see %s\n", res.Anomalies, cmpOr(c.String("events"), "the JSON lines above"))
 	}
-	if out.Failed > 0 {
-		return fmt.Errorf("%d point(s) failed; their reasons are above and in %s (--resume --retry-failed measures them again)", out.Failed, c.String("out"))
+	if res.Failed > 0 {
+		return fmt.Errorf("%d point(s) failed; their reasons are above and in %s (--resume --retry-failed measures them again)", res.Failed, c.String("out"))
 	}
 	return nil
 }
@@ -239,23 +231,7 @@ func watchFromFlags(c *cli.Context) (*sweep.Watch, func(), error) {
 	}
 	w.Log = log
 	if dir := c.String("baseline-dir"); dir != "" {
-		files := map[string]*baseline.File{}
-		w.Expected = func(r *sweep.Record) (float64, float64, bool) {
-			class := r.Class()
-			f, seen := files[class]
-			if !seen {
-				f, _ = baseline.Load(dir, class)
-				files[class] = f
-			}
-			if f == nil {
-				return 0, 0, false
-			}
-			p := f.Points[baseline.Key(r)]
-			if p == nil {
-				return 0, 0, false
-			}
-			return p.Low, p.High, true
-		}
+		w.Expected = (&baseline.Ranges{Dir: dir}).Of
 	}
 	return w, closeFn, nil
 }
@@ -272,64 +248,6 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func reportCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "report",
-		Usage: "print a results file again",
-		UsageText: "tokbench report results.jsonl [-o table|md|csv|json|jsonl|html] [--out FILE]\n" +
-			"   tokbench report results.jsonl -o html --out report.html   (one self-contained page with SVG charts)\n" +
-			"   tokbench report results.jsonl -o md --out report.md       (tables, and the charts as SVG files beside it)",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "format: " + strings.Join(report.Formats, ", ")},
-			&cli.StringFlag{Name: "out", Usage: "write to this file instead of standard output"},
-			&cli.StringFlag{Name: "telemetry", Usage: "raw samples (--telemetry-out of run or sweep) to chart as timelines in html and md"},
-		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usagef("give one results file: tokbench report results.jsonl [-o table|md|csv|json|jsonl]")
-			}
-			format, files := c.String("output"), c.Args().Slice()
-			if !contains(report.Formats, format) {
-				return usagef("output format %q: use one of %s", format, strings.Join(report.Formats, ", "))
-			}
-			var tl report.Timeline
-			if p := c.String("telemetry"); p != "" {
-				var err error
-				if tl, err = report.ReadTimeline(p); err != nil {
-					return err
-				}
-			}
-			if load.IsResults(files[0]) {
-				return reportLoad(files[0], format, c.String("out"), tl)
-			}
-			recs, _, torn, err := sweep.ReadRecords(files[0])
-			if err != nil {
-				return err
-			}
-			if torn {
-				fmt.Fprintf(os.Stderr, "%s: ignoring a torn last line\n", files[0])
-			}
-			// Ceilings as known now: a probe run after the sweep counts.
-			if dir, err := sweep.CacheDir(); err == nil {
-				if err := sweep.Annotate(recs, dir); err != nil {
-					fmt.Fprintln(os.Stderr, "roofline:", err)
-				}
-			}
-			recs = report.Grouped(recs)
-			out := c.String("out")
-			if out != "" && format == "md" {
-				return report.MarkdownFiles(out, recs, tl)
-			}
-			return toOut(out, func(w io.Writer) error {
-				if format == "html" {
-					return report.HTMLWith(w, recs, tl)
-				}
-				return report.Write(w, format, recs)
-			})
-		},
-	}
-}
-
 func workerCommand() *cli.Command {
 	return &cli.Command{
 		Name:   "sweep-worker",
@@ -342,35 +260,4 @@ func workerCommand() *cli.Command {
 			return nil
 		},
 	}
-}
-
-// reportLoad writes the report of a load or capacity results file.
-func reportLoad(path, format, out string, tl report.Timeline) error {
-	lines, _, torn, err := load.ReadResults(path)
-	if err != nil {
-		return usageErr(err)
-	}
-	if torn {
-		fmt.Fprintf(os.Stderr, "%s: ignoring a torn last line\n", path)
-	}
-	if out != "" && format == "md" {
-		return report.LoadMarkdownFiles(out, lines, tl)
-	}
-	return toOut(out, func(w io.Writer) error { return report.WriteLoadWith(w, format, lines, tl) })
-}
-
-// toOut runs write on the file out (created), or on standard output.
-func toOut(out string, write func(io.Writer) error) error {
-	if out == "" {
-		return write(os.Stdout)
-	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -16,12 +16,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokbench/tokbench/sweep"
+	"github.com/tokbench/tokbench/point"
+
+	"github.com/tokbench/tokbench/record"
 )
 
-func readResults(t *testing.T, path string) []sweep.Record {
+func readResults(t *testing.T, path string) []record.Record {
 	t.Helper()
-	recs, _, torn, err := sweep.ReadRecords(path)
+	recs, _, torn, err := record.Read(path)
 	if err != nil || torn {
 		t.Fatalf("%s: %v (torn %v)", path, err, torn)
 	}
@@ -38,15 +40,15 @@ func TestSweepGrid(t *testing.T) {
 	if len(recs) != 8 {
 		t.Fatalf("%d records, want 2 types x 2 depths x 2 parallel = 8", len(recs))
 	}
-	keys := map[string]bool{}
+	keys := map[point.Key]bool{}
 	for _, rec := range recs {
 		keys[rec.Key] = true
-		if rec.Status != sweep.StatusOK || rec.AvgTs <= 0 || len(rec.SamplesTs) != 2 || rec.NGen != 8 || rec.Phases == nil ||
+		if rec.Status != record.StatusOK || rec.AvgTs <= 0 || len(rec.SamplesTs) != 2 || rec.NGen != 8 || rec.Phases == nil ||
 			rec.Telemetry == nil || len(rec.Telemetry.Reps) != 2 {
 			t.Errorf("%s: status %s, %v t/s, %d samples", rec.Key, rec.Status, rec.AvgTs, len(rec.SamplesTs))
 		}
 		for _, want := range []string{"synth:tiny:" + rec.ModelFileType, "|n=8|", "|d=" + strconv.Itoa(rec.NDepth) + "|", "|np=" + strconv.Itoa(rec.NParallel) + "|"} {
-			if !strings.Contains(rec.Key, want) {
+			if !strings.Contains(rec.Key.String(), want) {
 				t.Errorf("key %q lacks %q", rec.Key, want)
 			}
 		}
@@ -73,7 +75,7 @@ func TestSweepGrid(t *testing.T) {
 func TestSweepSkipsWhatCannotFit(t *testing.T) {
 	model := filepath.Join(t.TempDir(), "bigctx.gguf")
 	if r := tokbench(t, "synth", "--n-vocab", "300", "--n-embd", "256", "--n-layer", "2", "--n-ff", "256", "--n-head", "4",
-		"--n-ctx-train", "2000000", "--type", "q8_0", "-o", model); r.code != 0 {
+		"--n-ctx-train", "2000000", "--type", "q8_0", "--out", model); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
 	out := filepath.Join(t.TempDir(), "r.jsonl")
@@ -88,12 +90,12 @@ func TestSweepSkipsWhatCannotFit(t *testing.T) {
 	var skipped, ok int
 	for _, rec := range recs {
 		switch rec.Status {
-		case sweep.StatusSkipped:
+		case record.StatusSkipped:
 			skipped++
 			if rec.NDepth != 1000000 || !strings.Contains(rec.Reason, "GiB") {
 				t.Errorf("skipped %s: %s", rec.Test, rec.Reason)
 			}
-		case sweep.StatusOK:
+		case record.StatusOK:
 			ok++
 		}
 	}
@@ -114,11 +116,11 @@ func TestSweepSurvivesWorkerCrash(t *testing.T) {
 		t.Fatalf("%d records, want all 4 points", len(recs))
 	}
 	for _, rec := range recs {
-		crashed := strings.Contains(rec.Key, "|d=0|np=2|")
-		if crashed && (rec.Status != sweep.StatusFailed || !strings.Contains(rec.Reason, "abort")) {
+		crashed := strings.Contains(rec.Key.String(), "|d=0|np=2|")
+		if crashed && (rec.Status != record.StatusFailed || !strings.Contains(rec.Reason, "abort")) {
 			t.Errorf("crashed point: %s %q", rec.Status, rec.Reason)
 		}
-		if !crashed && rec.Status != sweep.StatusOK {
+		if !crashed && rec.Status != record.StatusOK {
 			t.Errorf("%s: %s %s", rec.Key, rec.Status, rec.Reason)
 		}
 	}
@@ -168,7 +170,7 @@ func TestSweepInterruptAndResume(t *testing.T) {
 	if len(all) != 4 {
 		t.Fatalf("%d records after resume, want 4", len(all))
 	}
-	seen := map[string]int{}
+	seen := map[point.Key]int{}
 	for _, rec := range all {
 		seen[rec.Key]++
 	}
@@ -219,8 +221,7 @@ func writeRecords(t *testing.T, path string, scale float64) {
 		for j := range s {
 			s[j] *= scale * float64(i+1)
 		}
-		b, _ := json.Marshal(sweep.Record{Key: "synth:tiny:q8_0|" + test, ModelID: "synth:tiny:q8_0", Test: test, Status: "ok",
-			Backend: "CPU", CPUInfo: "Test CPU", NThreads: 4, SamplesTs: s})
+		b, _ := json.Marshal(record.Record{Key: point.Key{Model: "synth:tiny:q8_0", NPrompt: 512 * (1 - i), NGen: 128 * i}, ModelID: "synth:tiny:q8_0", Test: test, Status: "ok", Machine: record.Machine{Backend: "CPU", CPUInfo: "Test CPU"}, Settings: record.Settings{NThreads: 4}, Result: record.Result{SamplesTs: s}})
 		f.Write(append(b, '\n'))
 	}
 }
@@ -330,7 +331,7 @@ func loadJSON(t *testing.T, r result) loadResult {
 
 func TestLoadCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "load.jsonl")
-	res := loadJSON(t, tokbench(t, "load", "--synth", "tiny", "--prompt", "uniform:16-200", "--output", "uniform:2-24", "--concurrency", "4",
+	res := loadJSON(t, tokbench(t, "load", "--synth", "tiny", "--prompt-len", "uniform:16-200", "--output-len", "uniform:2-24", "--concurrency", "4",
 		"--requests", "20", "--max-prompt", "150", "--slo", "ttft_p99=30s", "--out", out, "-o", "json"))
 	if len(res.Scenarios) != 1 {
 		t.Fatalf("%d scenarios", len(res.Scenarios))
@@ -363,7 +364,7 @@ func TestLoadCommand(t *testing.T) {
 	if st, err := os.Stat(tel); err != nil || st.Size() == 0 {
 		t.Errorf("raw samples: %v", err)
 	}
-	for _, bad := range [][]string{{"--workload", "chat"}, {"--prompt", "zipf:3"}, {"--requests", "0"}, {"--slo", "ttft=fast"},
+	for _, bad := range [][]string{{"--workload", "chat"}, {"--prompt-len", "zipf:3"}, {"--output-len", "zipf:3"}, {"--requests", "0"}, {"--slo", "ttft=fast"},
 		{"--abusive-fraction", "0.2", "--abusive-shape", "loud"}, {"--workload", "localscore"}, {"--metrics-addr", "nowhere:-1"}} {
 		if r := tokbench(t, append([]string{"load", "--synth", "tiny"}, bad...)...); r.code != 2 {
 			t.Errorf("%v: exit %d %s", bad, r.code, r.stderr)
@@ -448,7 +449,7 @@ func TestLoadMetricsEndpoint(t *testing.T) {
 }
 
 func TestCapacityCommand(t *testing.T) {
-	r := tokbench(t, "capacity", "--synth", "tiny", "--prompt", "16", "--output", "4", "--slo", "e2e_p90=60s",
+	r := tokbench(t, "capacity", "--synth", "tiny", "--prompt-len", "16", "--output-len", "4", "--slo", "e2e_p90=60s",
 		"--max-concurrency", "4", "--requests-per-client", "2", "-o", "json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)

@@ -1,4 +1,11 @@
-package sweep
+// Package measure is the executor over the engine: it checks a point
+// against the model and the memory free, loads models and builds contexts
+// only when a setting changes, fills and trims the KV cache to each
+// test's depth, runs the warm-up and the timed repetitions with
+// llama-bench's method, takes telemetry windows per phase, and turns it
+// all into records. It also probes the device's ceilings for the
+// roofline, and finds or makes the models a benchmark names.
+package measure
 
 import (
 	"context"
@@ -8,30 +15,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokbench/tokbench/record"
+
+	"github.com/tokbench/tokbench/point"
+
 	"github.com/tokbench/tokbench/telemetry"
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gpu"
 )
-
-// Env describes where measurements run; it is the same for every record
-// of a process.
-type Env struct {
-	Version     string
-	Host        gpu.Host
-	Devices     []engine.Device
-	CPUFeatures string
-	GPUs        []gpu.GPU // NVML's profiles; empty without NVML
-}
-
-// DescribeEnv reads the environment (engine.Init first). The GPU profile
-// comes from NVML when it is there; without it the profile is empty.
-func DescribeEnv(version string) Env {
-	env := Env{Version: version, Host: gpu.ReadHost(), Devices: engine.Devices(), CPUFeatures: engine.CPUFeatures()}
-	env.GPUs, _ = telemetry.ReadProfiles()
-	return env
-}
 
 // ErrStopped is returned when a graceful stop was asked for: the point in
 // progress is dropped after its current repetition.
@@ -42,7 +35,7 @@ var ErrStopped = errors.New("stopped")
 // after one uncounted warm-up. Each record is passed to done (if not nil)
 // as soon as it is measured; records measured before an error or
 // cancellation are returned with the error.
-func Measure(ctx context.Context, p Point, env Env, sampler *telemetry.Sampler, done func(Record)) ([]Record, error) {
+func Measure(ctx context.Context, p point.Point, env Env, sampler *telemetry.Sampler, done func(record.Record)) ([]record.Record, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -50,11 +43,11 @@ func Measure(ctx context.Context, p Point, env Env, sampler *telemetry.Sampler, 
 		return nil, err
 	}
 	tests := p.Tests()
-	var recs []Record
+	var recs []record.Record
 	ex := &Executor{Env: env, Sampler: sampler}
-	err := ex.Run(ctx, Order(tests), func(r Record) error {
-		if r.Status != StatusOK {
-			return errors.New(r.Reason)
+	err := ex.Run(ctx, point.Order(tests), func(r record.Record, failure error) error {
+		if failure != nil {
+			return failure
 		}
 		recs = append(recs, r)
 		if done != nil {
@@ -63,47 +56,32 @@ func Measure(ctx context.Context, p Point, env Env, sampler *telemetry.Sampler, 
 		return nil
 	})
 	// Report in llama-bench's order (pp, tg), whatever order ran best.
-	rank := map[string]int{}
+	rank := map[point.Key]int{}
 	for i, t := range tests {
 		rank[t.Key()] = i
 	}
-	slices.SortStableFunc(recs, func(a, b Record) int { return rank[a.Key] - rank[b.Key] })
+	slices.SortStableFunc(recs, func(a, b record.Record) int { return rank[a.Key] - rank[b.Key] })
 	return recs, err
-}
-
-// Tests splits a point into its tests as llama-bench does: a pp test
-// (n_gen 0) and a tg test (n_prompt 0), and with sampling on, the raw tg
-// test first so the sampled one can say what sampling costs.
-func (p Point) Tests() []Point {
-	var out []Point
-	if p.NPrompt > 0 {
-		t := p
-		t.NGen, t.Sampling = 0, "off"
-		out = append(out, t)
-	}
-	if p.NGen > 0 {
-		t := p
-		t.NPrompt, t.Sampling = 0, "off"
-		out = append(out, t)
-		if _, ok := p.Sampler(); ok {
-			t.Sampling = p.Sampling
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // Check refuses, before anything is loaded, a point whose context is longer
 // than the model was trained for or that cannot fit in memory.
-func Check(p Point) error {
-	f, h, err := engine.Inspect(p.Model)
+func Check(p point.Point) error {
+	f, h, err := gguf.Inspect(p.Model)
 	if err != nil {
 		return err
 	}
+	return Fits(h, EstimateMemory(h, f.TensorBytes(), p), p)
+}
+
+// Fits refuses a point whose context is longer than the model (of
+// hyperparameters h) was trained for, or whose memory estimate exceeds
+// what is free.
+func Fits(h gguf.Hparams, m Memory, p point.Point) error {
 	if err := checkContext(h, p); err != nil {
 		return err
 	}
-	return checkMemory(EstimateMemory(h, f.TensorBytes(), p), p)
+	return checkMemory(m, p)
 }
 
 // Executor measures ordered tests in this process, loading each model once,
@@ -118,29 +96,30 @@ type Executor struct {
 	// when the test with this key starts; tests of the failure path use it.
 	Fault string
 	// Started, if set, is told of each test as it starts.
-	Started func(Point)
+	Started func(point.Point)
 	// Sampler, if set, is running: each record gets telemetry windows.
 	Sampler *telemetry.Sampler
 
 	model    *engine.Model
-	modelKey string
+	modelKey point.ModelKey
 	sess     *session
-	rawTs    map[string]float64 // raw tg t/s by key, for sampling cost
+	rawTs    map[point.Key]float64 // raw tg t/s, for sampling cost
 }
 
-// Run measures tests in the given order (see Order) and passes every
-// result, ok or failed, to emit. A failed test does not stop the run; an
-// error from emit, a cancellation or a stop does.
-func (e *Executor) Run(ctx context.Context, tests []Point, emit func(Record) error) error {
+// Run measures tests in the given order (see point.Order) and passes
+// every result to emit: a failed test's record comes with its error. A
+// failed test does not stop the run; an error from emit, a cancellation
+// or a stop does.
+func (e *Executor) Run(ctx context.Context, tests []point.Point, emit func(r record.Record, failure error) error) error {
 	defer e.close()
 	if e.rawTs == nil {
-		e.rawTs = map[string]float64{}
+		e.rawTs = map[point.Key]float64{}
 	}
 	// One context serves every test sharing its settings: size it for
 	// the largest of them.
-	nctx := map[string]int{}
+	nctx := map[point.ContextKey]int{}
 	for _, p := range tests {
-		nctx[p.contextKey()] = max(nctx[p.contextKey()], p.NCtx())
+		nctx[p.ContextKey()] = max(nctx[p.ContextKey()], p.NCtx())
 	}
 	for _, p := range tests {
 		if ctx.Err() != nil {
@@ -149,20 +128,20 @@ func (e *Executor) Run(ctx context.Context, tests []Point, emit func(Record) err
 		if e.Started != nil {
 			e.Started(p)
 		}
-		if e.Fault != "" && strings.Contains(p.Key(), e.Fault) {
-			engine.Abort("tokbench test fault at " + p.Key())
+		if e.Fault != "" && strings.Contains(p.Key().String(), e.Fault) {
+			engine.Abort("tokbench test fault at " + p.Key().String())
 		}
-		rec, err := e.one(ctx, p, nctx[p.contextKey()])
+		rec, err := e.one(ctx, p, nctx[p.ContextKey()])
 		switch {
 		case errors.Is(err, engine.ErrCanceled), errors.Is(err, ErrStopped):
 			return err
 		case err != nil:
-			rec = &Record{Status: StatusFailed, Reason: err.Error()}
+			rec = &record.Record{Status: record.StatusFailed, Reason: err.Error()}
 			// State after a failure is unknown: start the next test afresh.
 			e.closeSession()
 		}
 		r := fill(*rec, p, e.meta(), e.Env)
-		if err := emit(r); err != nil {
+		if err := emit(r, err); err != nil {
 			return err
 		}
 	}
@@ -176,20 +155,20 @@ func (e *Executor) meta() engine.Meta {
 	return e.model.Meta
 }
 
-func (e *Executor) one(ctx context.Context, p Point, nctx int) (*Record, error) {
-	var ph Phases
-	var tel Telemetry
-	if e.modelKey != p.modelKey() {
+func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Record, error) {
+	var ph record.Phases
+	var tel record.Telemetry
+	if e.modelKey != p.ModelKey() {
 		e.close()
 		t0 := time.Now()
 		m, err := engine.LoadModel(p.Model, engine.ModelOptions{NGPULayers: p.NGPULayers, NoMmap: p.NoMmap, MainGPU: p.MainGPU, Split: p.Split})
 		if err != nil {
 			return nil, err
 		}
-		e.model, e.modelKey = m, p.modelKey()
+		e.model, e.modelKey = m, p.ModelKey()
 		ph.LoadMs += ms(time.Since(t0))
 	}
-	if e.sess == nil || e.sess.key != p.contextKey() || e.sess.opts.NCtx < p.NCtx() {
+	if e.sess == nil || e.sess.key != p.ContextKey() || e.sess.opts.NCtx < p.NCtx() {
 		e.closeSession()
 		t0 := time.Now()
 		s, err := newSession(e.model, p, nctx)
@@ -224,7 +203,7 @@ func (e *Executor) one(ctx context.Context, p Point, nctx int) (*Record, error) 
 		tel.Depth = e.window(t0, time.Now())
 	}
 	t0 = time.Now()
-	var rec *Record
+	var rec *record.Record
 	var err error
 	if p.NGen == 0 {
 		rec, err = s.prompt(p)
@@ -243,12 +222,12 @@ func (e *Executor) one(ctx context.Context, p Point, nctx int) (*Record, error) 
 	if e.Sampler != nil && len(s.reps) > 0 {
 		e.attach(rec, &tel, s.reps, p.Parallel*max(p.NPrompt, p.NGen))
 	}
-	rec.Status = StatusOK
+	rec.Status = record.StatusOK
 	return rec, nil
 }
 
-func (e *Executor) generate(s *session, p Point) (*Record, error) {
-	cfg, sampled := p.Sampler()
+func (e *Executor) generate(s *session, p point.Point) (*record.Record, error) {
+	cfg, sampled := samplerFor(p)
 	if !sampled {
 		rec, err := s.generate(p, nil, "none")
 		if err == nil {
@@ -257,7 +236,7 @@ func (e *Executor) generate(s *session, p Point) (*Record, error) {
 		return rec, err
 	}
 	raw := p
-	raw.Sampling = "off"
+	raw.Sampling = point.SamplingOff
 	rawTs, ok := e.rawTs[raw.Key()]
 	if !ok {
 		// The raw test was not part of this run: measure it for the
@@ -271,7 +250,7 @@ func (e *Executor) generate(s *session, p Point) (*Record, error) {
 	}
 	smp := e.model.NewSamplers(cfg, p.Parallel)
 	defer smp.Close()
-	rec, err := s.generate(p, smp, strings.ToLower(p.Sampling)+" ("+cfg.Name()+")")
+	rec, err := s.generate(p, smp, string(p.Sampling)+" ("+cfg.Name()+")")
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +270,7 @@ func (e *Executor) window(a, b time.Time) *gpu.Window {
 // attach adds the telemetry of a measured test: a window over all its
 // repetitions and one per repetition, the GPU energy of the repetitions
 // and the tokens they produced per joule.
-func (e *Executor) attach(rec *Record, tel *Telemetry, reps [][2]time.Time, tokensPerRep int) {
+func (e *Executor) attach(rec *record.Record, tel *record.Telemetry, reps [][2]time.Time, tokensPerRep int) {
 	tel.Measure = e.window(reps[0][0], reps[len(reps)-1][1])
 	var joules float64
 	haveEnergy := true
@@ -312,7 +291,7 @@ func (e *Executor) attach(rec *Record, tel *Telemetry, reps [][2]time.Time, toke
 	rec.Telemetry = tel
 }
 
-func wrapTimeout(err error, p Point) error {
+func wrapTimeout(err error, p point.Point) error {
 	if errors.Is(err, engine.ErrDeadline) {
 		return fmt.Errorf("%w (--timeout %s)", err, p.Timeout)
 	}
@@ -330,94 +309,19 @@ func (e *Executor) close() {
 	e.closeSession()
 	if e.model != nil {
 		e.model.Close()
-		e.model, e.modelKey = nil, ""
+		e.model, e.modelKey = nil, point.ModelKey{}
 	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// fill adds the point's settings, the model and the environment.
-func fill(r Record, p Point, meta engine.Meta, env Env) Record {
-	r.Key, r.ModelID = p.Key(), p.ModelID
-	r.BuildCommit, r.OllamaVersion = engine.LlamaCommit, engine.OllamaVersion
-	r.Tool = "tokbench " + env.Version
-	r.CPUInfo, r.CPUFeatures = env.Host.CPUModel, env.CPUFeatures
-	r.HostThreads, r.HostMemory = env.Host.Threads, env.Host.MemTotal
-	r.GPUProfile = env.GPUs
-	var backends, gpuBackends, gpus []string
-	for _, d := range env.Devices {
-		r.Devices = append(r.Devices, d.Description)
-		backends = appendNew(backends, d.Backend)
-		if d.Type != "cpu" {
-			gpus = append(gpus, d.Description)
-			gpuBackends = appendNew(gpuBackends, d.Backend)
-		}
+// samplerFor is the llama.cpp sampler chain of a point's sampling, if any.
+func samplerFor(p point.Point) (engine.SamplerConfig, bool) {
+	switch p.SamplingName() {
+	case point.SamplingGreedy:
+		return engine.GreedySampler(), true
+	case point.SamplingTypical:
+		return engine.TypicalSampler(uint32(p.Seed)), true
 	}
-	r.Backends = strings.Join(backends, ",")
-	r.GPUInfo = strings.Join(gpus, ", ")
-	// The backend doing the work: a GPU's when layers are offloaded to it.
-	r.Backend = "CPU"
-	if len(gpuBackends) > 0 && p.NGPULayers != 0 {
-		r.Backend = strings.Join(gpuBackends, ",")
-	}
-	r.ModelFile, r.ModelType, r.ModelSize, r.ModelParams = p.Model, meta.Desc, meta.Size, meta.NParams
-	r.ModelFileType, r.ModelFileSize = meta.FileType, meta.FileSize
-	if meta.NLayer > 0 {
-		// A step reads every weight but the embedding table (a lookup of a
-		// few rows), unless that table is also the output projection.
-		r.WeightsStepBytes, r.FlopParams = meta.WeightBytes, int64(meta.NParams)
-		if !meta.Tied {
-			r.WeightsStepBytes -= meta.EmbdBytes
-			r.FlopParams -= int64(meta.NVocab) * int64(meta.NEmbd)
-		}
-		kt, _ := gguf.ParseType(p.TypeK)
-		vt, _ := gguf.ParseType(p.TypeV)
-		r.KVBytesPerToken = int64(meta.NLayer) * (kt.RowSize(int64(meta.NEmbdKGQA)) + vt.RowSize(int64(meta.NEmbdVGQA)))
-		r.ModelNLayer, r.ModelNEmbd = meta.NLayer, meta.NEmbd
-	}
-	r.NPrompt, r.NGen = p.NPrompt, p.NGen
-	if r.Test == "" {
-		r.Test = p.TestName()
-	}
-	if r.Sampling == "" {
-		r.Sampling = p.samplingName()
-	}
-	r.NBatch, r.NUBatch, r.NThreads = p.NBatch, p.UBatch(), p.Threads
-	r.TypeK, r.TypeV = p.TypeK, p.TypeV
-	r.NGPULayers = p.NGPULayers
-	if p.NGPULayers < 0 && meta.NLayer > 0 {
-		r.NGPULayers = meta.NLayer + 1
-	}
-	r.SplitMode = p.Split.String()
-	r.MainGPU, r.FlashAttn, r.UseMmap = p.MainGPU, int(p.FlashAttn), !p.NoMmap
-	r.NDepth, r.NParallel = p.NDepth, p.Parallel
-	if r.NCtx == 0 {
-		r.NCtx = p.NCtx()
-	}
-	r.Reps, r.Warmup = p.Reps, !p.NoWarmup
-	r.TestTime = time.Now().UTC().Truncate(time.Second)
-	return r
-}
-
-// TestName is the short name of a one-test point: pp512, tg128@d1024x4.
-func (p Point) TestName() string {
-	kind, n := "tg", p.NGen
-	if p.NGen == 0 {
-		kind, n = "pp", p.NPrompt
-	}
-	s := fmt.Sprintf("%s%d", kind, n)
-	if p.NDepth > 0 {
-		s += fmt.Sprintf("@d%d", p.NDepth)
-	}
-	if p.Parallel > 1 {
-		s += fmt.Sprintf("x%d", p.Parallel)
-	}
-	return s
-}
-
-func appendNew(xs []string, s string) []string {
-	if slices.Contains(xs, s) {
-		return xs
-	}
-	return append(xs, s)
+	return engine.SamplerConfig{}, false
 }

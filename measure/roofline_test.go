@@ -1,9 +1,11 @@
-package sweep
+package measure
 
 import (
 	"context"
 	"math"
 	"testing"
+
+	"github.com/tokbench/tokbench/record"
 
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/roofline"
@@ -35,7 +37,7 @@ func TestRooflineOnAKnownModel(t *testing.T) {
 	if _, err := probe.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := Annotate(recs, dir); err != nil {
+	if err := record.Annotate(recs, &roofline.Cache{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	a := r.Roofline
@@ -50,7 +52,7 @@ func TestRooflineOnAKnownModel(t *testing.T) {
 	}
 	// Without a probe, a CPU record has no ceiling and no roofline is made up.
 	recs[0].Roofline = nil
-	if err := Annotate(recs, t.TempDir()); err != nil || recs[0].Roofline.Verdict != "no ceiling" {
+	if err := record.Annotate(recs, &roofline.Cache{Dir: t.TempDir()}); err != nil || recs[0].Roofline.Verdict != "no ceiling" {
 		t.Errorf("no probe: %v %+v", err, recs[0].Roofline)
 	}
 }
@@ -59,14 +61,12 @@ func TestRooflineOnAKnownModel(t *testing.T) {
 // ceiling even when the datasheet promised more; one whose memory idled
 // is software-limited.
 func TestVerdictFromTelemetryWindows(t *testing.T) {
-	rec := func(dram float64) Record {
+	rec := func(dram float64) record.Record {
 		w := gpu.Window{Devices: []gpu.DeviceWindow{{Dev: 0, Metrics: map[string]gpu.Stat{"dram_bw_util": {Mean: dram}, "mem_util": {Mean: dram}}}}}
-		return Record{Status: StatusOK, Backend: "CUDA", GPUInfo: "NVIDIA H200", NGen: 128, NParallel: 1, NUBatch: 512,
-			WeightsStepBytes: 4e9, KVBytesPerToken: 131072, FlopParams: 8e9, ModelNLayer: 32, ModelNEmbd: 4096,
-			AvgTs: 400, Telemetry: &Telemetry{Measure: &w}}
+		return record.Record{Status: record.StatusOK, Machine: record.Machine{Backend: "CUDA", GPUInfo: "NVIDIA H200"}, Model: record.Model{WeightsStepBytes: 4e9, KVBytesPerToken: 131072, FlopParams: 8e9, ModelNLayer: 32, ModelNEmbd: 4096}, Settings: record.Settings{NGen: 128, NParallel: 1, NUBatch: 512}, Result: record.Result{AvgTs: 400}, Hardware: record.Hardware{Telemetry: &record.Telemetry{Measure: &w}}}
 	}
-	recs := []Record{rec(92), rec(12)}
-	if err := Annotate(recs, t.TempDir()); err != nil {
+	recs := []record.Record{rec(92), rec(12)}
+	if err := record.Annotate(recs, &roofline.Cache{Dir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	// 4 GB per step on a 4.8 TB/s datasheet: ceiling ~1190 t/s; 400 t/s is 34%.

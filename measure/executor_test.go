@@ -1,4 +1,4 @@
-package sweep
+package measure
 
 import (
 	"context"
@@ -9,6 +9,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tokbench/tokbench/record"
+
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/preset"
 
 	"github.com/tokbench/tokbench/telemetry"
 
@@ -26,7 +31,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	tinyPath = filepath.Join(dir, "tiny.gguf")
-	if err := engine.Synthesize(engine.Presets["tiny"], tinyPath, engine.SynthOptions{Type: "q8_0", Seed: 1}); err != nil {
+	if err := engine.Synthesize(preset.Presets["tiny"], tinyPath, engine.SynthOptions{Type: "q8_0", Seed: 1}); err != nil {
 		panic(err)
 	}
 	code := m.Run()
@@ -34,8 +39,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func tinyPoint() Point {
-	p := Defaults(2)
+func tinyPoint() point.Point {
+	p := point.Defaults(2)
 	p.Model, p.NPrompt, p.NGen, p.Reps = tinyPath, 48, 12, 3
 	return p
 }
@@ -102,7 +107,7 @@ func TestMeasureCanceledKeepsFinished(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var seen []string
 	// tg runs first; cancel once it is done: pp (4000 tokens x 50) is then under way.
-	recs, err := Measure(ctx, p, DescribeEnv("test"), nil, func(r Record) {
+	recs, err := Measure(ctx, p, DescribeEnv("test"), nil, func(r record.Record) {
 		seen = append(seen, r.Test)
 		time.AfterFunc(100*time.Millisecond, cancel)
 	})
@@ -119,7 +124,7 @@ func TestMeasureCanceledKeepsFinished(t *testing.T) {
 
 func TestEstimateMemory(t *testing.T) {
 	h := gguf.Hparams{NLayer: 2, NEmbd: 256, NHead: 4, NHeadKV: 2, KeyLength: 64, ValLength: 64, NVocab: 1000, NFF: 512}
-	p := Point{NPrompt: 512, NGen: 128, Parallel: 1, NBatch: 2048, NUBatch: 512, TypeK: "f16", TypeV: "q8_0", FlashAttn: engine.FlashOn}
+	p := point.Point{NPrompt: 512, NGen: 128, Parallel: 1, NBatch: 2048, NUBatch: 512, TypeK: "f16", TypeV: "q8_0", FlashAttn: point.FlashOn}
 	m := EstimateMemory(h, 1000, p)
 	// 512 cells x 2 layers x (K: 128 f16 = 256 B, V: 128 q8_0 = 4 blocks x 34 B = 136 B)
 	if want := int64(512 * 2 * (256 + 136)); m.KV != want {
@@ -128,7 +133,7 @@ func TestEstimateMemory(t *testing.T) {
 	if m.Weights != 1000 || m.Compute != 4*512*(1000+6*256+3*512) {
 		t.Errorf("%+v", m)
 	}
-	p.FlashAttn = engine.FlashOff
+	p.FlashAttn = point.FlashOff
 	if m2 := EstimateMemory(h, 1000, p); m2.Compute != m.Compute+4*512*512*4 {
 		t.Errorf("without flash attention the scores add ubatch x ctx x heads x 4: %d vs %d", m2.Compute, m.Compute)
 	}
@@ -139,22 +144,22 @@ func TestValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for name, mut := range map[string]func(*Point){
-		"no model":   func(p *Point) { p.Model = "" },
-		"nothing":    func(p *Point) { p.NPrompt, p.NGen = 0, 0 },
-		"negative":   func(p *Point) { p.NDepth = -1 },
-		"huge":       func(p *Point) { p.NGen = MaxTokens + 1 },
-		"batch":      func(p *Point) { p.NUBatch = 0 },
-		"threads":    func(p *Point) { p.Threads = 0 },
-		"parallel":   func(p *Point) { p.Parallel = 100000 },
-		"reps":       func(p *Point) { p.Reps = 0 },
-		"kv":         func(p *Point) { p.TypeK = "q3_k" },
-		"v needs fa": func(p *Point) { p.TypeV, p.FlashAttn = "q4_0", engine.FlashOff },
-		"sampling":   func(p *Point) { p.Sampling = "beam" },
+	for name, mut := range map[string]func(*point.Point){
+		"no model":   func(p *point.Point) { p.Model = "" },
+		"nothing":    func(p *point.Point) { p.NPrompt, p.NGen = 0, 0 },
+		"negative":   func(p *point.Point) { p.NDepth = -1 },
+		"huge":       func(p *point.Point) { p.NGen = point.MaxTokens + 1 },
+		"batch":      func(p *point.Point) { p.NUBatch = 0 },
+		"threads":    func(p *point.Point) { p.Threads = 0 },
+		"parallel":   func(p *point.Point) { p.Parallel = 100000 },
+		"reps":       func(p *point.Point) { p.Reps = 0 },
+		"kv":         func(p *point.Point) { p.TypeK = "q3_k" },
+		"v needs fa": func(p *point.Point) { p.TypeV, p.FlashAttn = "q4_0", point.FlashOff },
+		"sampling":   func(p *point.Point) { p.Sampling = "beam" },
 	} {
 		p := tinyPoint()
 		mut(&p)
-		var ie *InputError
+		var ie *point.InputError
 		if err := p.Validate(); !errors.As(err, &ie) {
 			t.Errorf("%s: %v, want an InputError", name, err)
 		}
@@ -201,4 +206,20 @@ func sum(xs []uint64) (s uint64) {
 		s += x
 	}
 	return s
+}
+
+func TestDrift(t *testing.T) {
+	steps := make([]float64, 40)
+	for i := range steps {
+		steps[i] = 10
+		if i >= 30 {
+			steps[i] = 20 // the last quarter at half the rate
+		}
+	}
+	if d := drift(steps); d == nil || *d != -50 {
+		t.Errorf("drift %v, want -50", d)
+	}
+	if drift(steps[:8]) != nil {
+		t.Error("drift from 8 steps")
+	}
 }

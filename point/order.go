@@ -1,4 +1,4 @@
-package sweep
+package point
 
 import (
 	"cmp"
@@ -18,21 +18,21 @@ import (
 //
 // Groups keep the order in which they first appear.
 func Order(points []Point) []Point {
-	first := map[string]int{}
-	firstCtx := map[string]int{}
+	first := map[ModelKey]int{}
+	firstCtx := map[ContextKey]int{}
 	for i, p := range points {
-		if _, ok := first[p.modelKey()]; !ok {
-			first[p.modelKey()] = i
+		if _, ok := first[p.ModelKey()]; !ok {
+			first[p.ModelKey()] = i
 		}
-		if _, ok := firstCtx[p.contextKey()]; !ok {
-			firstCtx[p.contextKey()] = i
+		if _, ok := firstCtx[p.ContextKey()]; !ok {
+			firstCtx[p.ContextKey()] = i
 		}
 	}
 	out := slices.Clone(points)
 	slices.SortStableFunc(out, func(a, b Point) int {
 		return cmp.Or(
-			cmp.Compare(first[a.modelKey()], first[b.modelKey()]),
-			cmp.Compare(firstCtx[a.contextKey()], firstCtx[b.contextKey()]),
+			cmp.Compare(first[a.ModelKey()], first[b.ModelKey()]),
+			cmp.Compare(firstCtx[a.ContextKey()], firstCtx[b.ContextKey()]),
 			cmp.Compare(a.NDepth, b.NDepth),
 			cmp.Compare(testRank(a), testRank(b)),
 			cmp.Compare(a.NPrompt+a.NGen, b.NPrompt+b.NGen),
@@ -43,7 +43,7 @@ func Order(points []Point) []Point {
 
 func testRank(p Point) int {
 	switch {
-	case p.NGen > 0 && p.samplingName() == "off":
+	case p.NGen > 0 && p.SamplingName() == "off":
 		return 0
 	case p.NGen > 0:
 		return 1

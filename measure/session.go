@@ -1,8 +1,12 @@
-package sweep
+package measure
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/tokbench/tokbench/record"
+
+	"github.com/tokbench/tokbench/point"
 
 	"github.com/tokbench/tokbench/stats"
 
@@ -13,14 +17,14 @@ import (
 // filled to the same depth with random tokens.
 type session struct {
 	c     *engine.Context
-	key   string
+	key   point.ContextKey
 	opts  engine.ContextOptions
 	depth int // tokens held per sequence; -1 when unknown
 	stop  func() bool
 	reps  [][2]time.Time // start and end of each timed repetition of the last test
 }
 
-func newSession(m *engine.Model, p Point, nctx int) (*session, error) {
+func newSession(m *engine.Model, p point.Point, nctx int) (*session, error) {
 	o := engine.ContextOptions{
 		NCtx: max(nctx, p.NCtx()), NBatch: p.NBatch, NUBatch: p.UBatch(), NSeqMax: p.Parallel, Threads: p.Threads,
 		FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Seed: p.Seed,
@@ -29,13 +33,13 @@ func newSession(m *engine.Model, p Point, nctx int) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{c: c, key: p.contextKey(), opts: o}, nil
+	return &session{c: c, key: p.ContextKey(), opts: o}, nil
 }
 
 // warmup runs each kind of test once, small and uncounted: first-use
 // allocations, graph building and page faults happen here, not in
 // repetition 1.
-func (s *session) warmup(p Point) error {
+func (s *session) warmup(p point.Point) error {
 	s.c.Clear()
 	if err := s.c.Prefill(p.Parallel, min(max(p.NPrompt, 1), p.NBatch), 0); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
@@ -81,7 +85,7 @@ func (s *session) stopping() bool { return s.stop != nil && s.stop() }
 // chunks and synchronised once. TTFT is its duration: the first generated
 // token's logits are ready when it ends. The last repetition's tokens stay
 // in the cache, so the next, deeper test need not fill them again.
-func (s *session) prompt(p Point) (*Record, error) {
+func (s *session) prompt(p point.Point) (*record.Record, error) {
 	ns := make([]float64, 0, p.Reps)
 	s.reps = s.reps[:0]
 	for r := 0; r < p.Reps; r++ {
@@ -109,7 +113,7 @@ func (s *session) prompt(p Point) (*Record, error) {
 // generate is the tg test: n_gen steps of one token per sequence, each
 // decoded and synchronised on its own; every step's time is an
 // inter-token latency.
-func (s *session) generate(p Point, smp *engine.SamplerSet, sampling string) (*Record, error) {
+func (s *session) generate(p point.Point, smp *engine.SamplerSet, sampling string) (*record.Record, error) {
 	ns := make([]float64, 0, p.Reps)
 	steps := make([]float64, 0, p.Reps*p.NGen)
 	ends := make([]int64, p.NGen+1)
@@ -145,9 +149,9 @@ func (s *session) generate(p Point, smp *engine.SamplerSet, sampling string) (*R
 }
 
 // rates turns repetition times into llama-bench's figures and ours.
-func rates(ns []float64, tokens, parallel int) *Record {
+func rates(ns []float64, tokens, parallel int) *record.Record {
 	ts := make([]float64, len(ns))
-	r := &Record{SamplesNs: make([]uint64, len(ns)), SamplesTs: ts}
+	r := &record.Record{Result: record.Result{SamplesNs: make([]uint64, len(ns)), SamplesTs: ts}}
 	for i, v := range ns {
 		r.SamplesNs[i] = uint64(v)
 		ts[i] = float64(tokens) * 1e9 / v

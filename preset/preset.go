@@ -1,4 +1,7 @@
-package engine
+// Package preset holds the shapes of real models (from their published
+// configs) that tokbench synthesizes: what decides a model's speed,
+// independent of its weights' values.
+package preset
 
 import (
 	"fmt"
@@ -33,8 +36,8 @@ var Presets = map[string]Shape{
 	"llama-70b":   {Name: "llama-70b", NVocab: 128256, NEmbd: 8192, NLayer: 80, NFF: 28672, NHead: 64, NHeadKV: 8, NCtxTrain: 131072, RopeBase: 500000},
 }
 
-// PresetNames lists the presets, smallest first.
-func PresetNames() []string {
+// Names lists the presets, smallest first.
+func Names() []string {
 	var names []string
 	for n := range Presets {
 		names = append(names, n)
@@ -43,11 +46,11 @@ func PresetNames() []string {
 	return names
 }
 
-// Preset finds a preset by name.
-func Preset(name string) (Shape, error) {
+// Lookup finds a preset by name.
+func Lookup(name string) (Shape, error) {
 	s, ok := Presets[strings.ToLower(name)]
 	if !ok {
-		return Shape{}, fmt.Errorf("unknown preset %q: use one of %s, or give the dimensions", name, strings.Join(PresetNames(), ", "))
+		return Shape{}, fmt.Errorf("unknown preset %q: use one of %s, or give the dimensions", name, strings.Join(Names(), ", "))
 	}
 	return s, nil
 }

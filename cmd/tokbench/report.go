@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/report"
+	"github.com/tokbench/tokbench/roofline"
+)
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "report",
+		Usage: "print a results file again",
+		UsageText: "tokbench report results.jsonl [-o table|md|csv|json|jsonl|html] [--out FILE]\n" +
+			"   tokbench report results.jsonl -o html --out report.html   (one self-contained page with SVG charts)\n" +
+			"   tokbench report results.jsonl -o md --out report.md       (tables, and the charts as SVG files beside it)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "format: " + strings.Join(report.Formats, ", ")},
+			&cli.StringFlag{Name: "out", Usage: "write to this file instead of standard output"},
+			&cli.StringFlag{Name: "telemetry", Usage: "raw samples (--telemetry-out of run or sweep) to chart as timelines in html and md"},
+		},
+		Action: doReport,
+	}
+}
+
+func doReport(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("give one results file: tokbench report results.jsonl [-o table|md|csv|json|jsonl]")
+	}
+	if err := checkFormat(c.String("output"), report.Formats); err != nil {
+		return err
+	}
+	var tl report.Timeline
+	if p := c.String("telemetry"); p != "" {
+		var err error
+		if tl, err = report.ReadTimeline(p); err != nil {
+			return err
+		}
+	}
+	dir, err := measure.CacheDir()
+	if err != nil {
+		return err
+	}
+	return report.File(os.Stdout, os.Stderr, c.Args().First(), c.String("output"), c.String("out"), tl, &roofline.Cache{Dir: dir})
+}

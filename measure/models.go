@@ -1,0 +1,47 @@
+package measure
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/preset"
+)
+
+// SynthModel returns the path of a synthetic model in the cache folder,
+// making it first if absent.
+func SynthModel(cacheDir, presetName, typ string, seed uint64, log io.Writer) (string, error) {
+	s, err := preset.Lookup(presetName)
+	if err != nil {
+		return "", &point.InputError{Err: err}
+	}
+	name, _, err := gguf.ParseFileType(typ)
+	if err != nil {
+		return "", &point.InputError{Err: err}
+	}
+	path := filepath.Join(cacheDir, fmt.Sprintf("%s-%s-s%d.gguf", s.Name, name, seed))
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return "", fmt.Errorf("cache folder: %w", err)
+	}
+	fmt.Fprintf(log, "synthesizing %s %s (%d params) into %s, once\n", s.Name, name, s.Params(), path)
+	return path, engine.Synthesize(s, path, engine.SynthOptions{Type: name, Seed: seed})
+}
+
+// CacheDir is $TOKBENCH_CACHE, else the user's cache folder + /tokbench.
+func CacheDir() (string, error) {
+	if dir := os.Getenv("TOKBENCH_CACHE"); dir != "" {
+		return dir, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache folder: set TOKBENCH_CACHE: %w", err)
+	}
+	return filepath.Join(base, "tokbench"), nil
+}

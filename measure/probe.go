@@ -1,0 +1,88 @@
+package measure
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tokbench/tokbench/point"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/roofline"
+	"github.com/tokbench/tokbench/stats"
+)
+
+// Probe measures device dev (one of engine.Devices()) with the
+// given weight types, reps times each, keeping medians.
+func Probe(dev engine.Device, class string, threads int, types []string, reps int, log func(string)) (*roofline.Probe, error) {
+	gpu := dev.Type != "cpu"
+	copyBytes, iters := int64(256<<20), 5
+	m, k, gemmIters, gemvIters := int64(2048), int64(2048), 3, 10
+	if gpu {
+		copyBytes, iters = 1<<30, 20
+		m, k, gemmIters, gemvIters = 8192, 8192, 20, 50
+	}
+	p := &roofline.Probe{Class: class, Device: dev.Description, Backend: dev.Backend, Threads: threads, MatMul: map[string]roofline.MatMul{}, When: time.Now().UTC()}
+	for r := 0; r < reps; r++ {
+		s, err := engine.ProbeCopy(dev.Index, threads, copyBytes, iters)
+		if err != nil {
+			return nil, err
+		}
+		p.BWRuns = append(p.BWRuns, 2*float64(copyBytes)/s/1e9)
+	}
+	p.BWGBs = stats.Median(p.BWRuns)
+	log(fmt.Sprintf("memory bandwidth: %.1f GB/s (copy of %d MiB)", p.BWGBs, copyBytes>>20))
+	for _, t := range types {
+		var gemm, gemv []float64
+		for r := 0; r < reps; r++ {
+			s, err := engine.ProbeMatMul(dev.Index, threads, t, m, 512, k, gemmIters)
+			if err != nil {
+				return nil, err
+			}
+			gemm = append(gemm, 2*float64(m*512*k)/s/1e9)
+			s, err = engine.ProbeMatMul(dev.Index, threads, t, m, 1, k, gemvIters)
+			if err != nil {
+				return nil, err
+			}
+			gemv = append(gemv, 2*float64(m*k)/s/1e9)
+		}
+		p.MatMul[t] = roofline.MatMul{GEMM: stats.Median(gemm), GEMV: stats.Median(gemv)}
+		log(fmt.Sprintf("%s: GEMM %.1f GFLOP/s, GEMV %.1f GFLOP/s (%dx%d weights)", t, p.MatMul[t].GEMM, p.MatMul[t].GEMV, m, k))
+	}
+	return p, nil
+}
+
+// ProbeDevice probes device idx of env (-1: the first GPU, else the CPU)
+// with threads and the weight types, and stores the result in dir under
+// the device's hardware class: the class a record of it gets.
+func ProbeDevice(env Env, idx, threads int, types []string, reps int, dir string, log func(string)) (*roofline.Probe, string, error) {
+	if idx < 0 {
+		idx = 0
+		if g := engine.GPUs(); len(g) > 0 {
+			idx = g[0].Index
+		}
+	}
+	if idx >= len(env.Devices) {
+		return nil, "", point.Inputf("--device %d: there are %d devices (tokbench devices lists them)", idx, len(env.Devices))
+	}
+	if reps < 1 || threads < 1 {
+		return nil, "", point.Inputf("-r and -t must be at least 1")
+	}
+	for _, t := range types {
+		if _, err := point.ParseKVType(t); err != nil && t != "q4_k" && t != "q6_k" && t != "q5_k" {
+			return nil, "", point.Inputf("--types: %q: use f16, bf16, f32, q8_0, q5_0, q5_1, q4_0, q4_1, iq4_nl, q4_k, q5_k, q6_k", t)
+		}
+	}
+	d := env.Devices[idx]
+	on := point.Point{Threads: threads}
+	if d.Type != "cpu" {
+		on.NGPULayers = -1
+	}
+	class := env.Device(on).Class
+	log(fmt.Sprintf("probing %s (%s), class %s", d.Description, d.Backend, class))
+	p, err := Probe(d, class, threads, types, reps, func(s string) { log("  " + s) })
+	if err != nil {
+		return nil, "", err
+	}
+	path, err := p.Save(dir)
+	return p, path, err
+}

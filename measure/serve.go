@@ -1,0 +1,70 @@
+package measure
+
+import (
+	"context"
+	"time"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/point"
+)
+
+// Served is a loaded model that serves a load test: it makes contexts of
+// any number of slots, each sized for slots x the longest request and
+// checked against the memory free first.
+type Served struct {
+	Base point.Point // the settings of every context (Parallel: 1; NPrompt: the longest request)
+	Meta engine.Meta
+	m    *engine.Model
+	ctx  context.Context
+	time time.Duration
+}
+
+// Serve loads base.Model for requests of at most longest tokens (prompt
+// and output), each context stopping when ctx ends or after timeout.
+func Serve(ctx context.Context, base point.Point, longest int, timeout time.Duration) (*Served, error) {
+	_, h, err := gguf.Inspect(base.Model)
+	if err != nil {
+		return nil, err
+	}
+	if int64(longest) > h.NCtxTrain {
+		return nil, point.Inputf("the longest request holds %d tokens (prompt + output) but the model was trained for %d: shorten the workload or --abusive-tokens, or cap it with --max-prompt/--max-output", longest, h.NCtxTrain)
+	}
+	base.NPrompt, base.NGen, base.Parallel = max(longest, 1), 0, 1
+	if err := base.Validate(); err != nil {
+		return nil, err
+	}
+	if err := Check(base); err != nil {
+		return nil, err
+	}
+	m, err := engine.LoadModel(base.Model, engine.ModelOptions{NGPULayers: base.NGPULayers, Split: base.Split, MainGPU: base.MainGPU, NoMmap: base.NoMmap})
+	if err != nil {
+		return nil, err
+	}
+	return &Served{Base: base, Meta: m.Meta, m: m, ctx: ctx, time: timeout}, nil
+}
+
+// Slots makes a context of slots sequences (a load.Server); its closer
+// frees it.
+func (s *Served) Slots(slots int) (load.Engine, func(), error) {
+	p := s.Base
+	p.Parallel = slots
+	if err := p.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if err := Check(p); err != nil {
+		return nil, nil, err
+	}
+	c, err := s.m.NewContext(engine.ContextOptions{NCtx: p.NCtx(), NBatch: p.NBatch, NUBatch: p.UBatch(), NSeqMax: slots,
+		Threads: p.Threads, FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Seed: p.Seed})
+	if err != nil {
+		return nil, nil, err
+	}
+	c.SetDeadline(time.Now().Add(s.time))
+	stop := context.AfterFunc(s.ctx, c.Cancel)
+	return c, func() { stop(); c.Close() }, nil
+}
+
+// Close frees the model.
+func (s *Served) Close() { s.m.Close() }

@@ -1,0 +1,88 @@
+package point
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Key identifies what a point measures: every setting that changes the
+// result, nothing that does not. It is comparable (a map key) and is
+// written as text in results files, where resuming a sweep matches on it.
+type Key struct {
+	Model                 string // the model as the sweep named it
+	NPrompt, NGen, NDepth int
+	Parallel              int
+	NBatch, NUBatch       int // NUBatch as used: at most NBatch
+	Threads, NGPULayers   int
+	Split                 SplitMode
+	MainGPU               int
+	Mmap                  bool
+	FlashAttn             FlashAttn
+	TypeK, TypeV          string
+	Sampling              Sampling
+	Reps                  int
+	Warmup                bool
+	Seed                  uint64
+}
+
+// String is the key's text form:
+// MODEL|p=512|n=0|d=0|np=1|b=2048|ub=512|t=4|ngl=-1|sm=layer|mg=0|mmap=true|fa=auto|ctk=f16|ctv=f16|sampling=off|r=5|warmup=true|seed=42
+func (k Key) String() string {
+	return fmt.Sprintf("%s|p=%d|n=%d|d=%d|np=%d|b=%d|ub=%d|t=%d|ngl=%d|sm=%s|mg=%d|mmap=%t|fa=%s|ctk=%s|ctv=%s|sampling=%s|r=%d|warmup=%t|seed=%d",
+		k.Model, k.NPrompt, k.NGen, k.NDepth, k.Parallel, k.NBatch, k.NUBatch, k.Threads, k.NGPULayers, k.Split, k.MainGPU,
+		k.Mmap, k.FlashAttn, k.TypeK, k.TypeV, k.Sampling, k.Reps, k.Warmup, k.Seed)
+}
+
+// MarshalText writes String.
+func (k Key) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads what MarshalText wrote.
+func (k *Key) UnmarshalText(b []byte) error {
+	s := string(b)
+	if s == "" {
+		*k = Key{}
+		return nil
+	}
+	i := strings.Index(s, "|p=")
+	if i < 0 {
+		return fmt.Errorf("point key %q: no settings after the model", s)
+	}
+	var out Key
+	out.Model = s[:i]
+	ints := map[string]*int{"p": &out.NPrompt, "n": &out.NGen, "d": &out.NDepth, "np": &out.Parallel, "b": &out.NBatch,
+		"ub": &out.NUBatch, "t": &out.Threads, "ngl": &out.NGPULayers, "mg": &out.MainGPU, "r": &out.Reps}
+	for _, kv := range strings.Split(s[i+1:], "|") {
+		name, v, _ := strings.Cut(kv, "=")
+		var err error
+		switch name {
+		case "sm":
+			out.Split, err = ParseSplitMode(v)
+		case "fa":
+			out.FlashAttn, err = ParseFlashAttn(v)
+		case "mmap":
+			out.Mmap, err = strconv.ParseBool(v)
+		case "warmup":
+			out.Warmup, err = strconv.ParseBool(v)
+		case "ctk":
+			out.TypeK = v
+		case "ctv":
+			out.TypeV = v
+		case "sampling":
+			out.Sampling = Sampling(v)
+		case "seed":
+			out.Seed, err = strconv.ParseUint(v, 10, 64)
+		default:
+			dst, ok := ints[name]
+			if !ok {
+				return fmt.Errorf("point key %q: unknown setting %q", s, name)
+			}
+			*dst, err = strconv.Atoi(v)
+		}
+		if err != nil {
+			return fmt.Errorf("point key %q: %s: %w", s, name, err)
+		}
+	}
+	*k = out
+	return nil
+}

@@ -1,0 +1,205 @@
+// Package point holds a benchmark point: one combination of settings (the
+// model, the test sizes, the context and its KV cache, threads, offload,
+// sampling), its identity (Key), its validation, and its llama-bench test
+// names. It is plain Go: the planner, the measuring executor, the records
+// and the reports share it.
+package point
+
+import (
+	"fmt"
+	"time"
+)
+
+// Point is one benchmark configuration.
+type Point struct {
+	Model      string // file path
+	ModelID    string // how the sweep named it: the path, synth:PRESET:TYPE, ...
+	Quant      string // the model's file type (q4_0, f16, ...), for filters and grouping
+	NPrompt    int    // pp test size; 0: no pp test
+	NGen       int    // tg test size; 0: no tg test
+	NDepth     int    // KV cache filled to this depth before each test
+	NBatch     int
+	NUBatch    int
+	Threads    int
+	NGPULayers int // -1: all
+	MainGPU    int
+	Split      SplitMode
+	NoMmap     bool
+	FlashAttn  FlashAttn
+	TypeK      string
+	TypeV      string
+	Parallel   int      // sequences decoding together
+	Reps       int      // measured repetitions
+	NoWarmup   bool     // skip the uncounted warm-up run
+	Sampling   Sampling // "" or off: random tokens; else also run tg through that sampler chain
+	Seed       uint64
+	Timeout    time.Duration // whole point; 0: none
+}
+
+// Defaults are llama-bench's defaults where they exist.
+func Defaults(threads int) Point {
+	return Point{NPrompt: 512, NGen: 128, NBatch: 2048, NUBatch: 512, Threads: threads, NGPULayers: -1,
+		Split: SplitLayer, FlashAttn: FlashAuto, TypeK: "f16", TypeV: "f16", Parallel: 1, Reps: 5,
+		Seed: 42, Timeout: 10 * time.Minute}
+}
+
+// Limits on what one point may ask for: far above any real benchmark, low
+// enough that a typo cannot allocate the machine away.
+const (
+	MaxTokens  = 1 << 20
+	MaxDepth   = 1 << 22
+	MaxReps    = 1000
+	MaxThreads = 1024
+)
+
+// Key is the point's identity in a results file.
+func (p Point) Key() Key {
+	id := p.ModelID
+	if id == "" {
+		id = p.Model
+	}
+	return Key{Model: id, NPrompt: p.NPrompt, NGen: p.NGen, NDepth: p.NDepth, Parallel: p.Parallel, NBatch: p.NBatch,
+		NUBatch: p.UBatch(), Threads: p.Threads, NGPULayers: p.NGPULayers, Split: p.Split, MainGPU: p.MainGPU,
+		Mmap: !p.NoMmap, FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Sampling: p.SamplingName(),
+		Reps: p.Reps, Warmup: !p.NoWarmup, Seed: p.Seed}
+}
+
+// ModelKey is what a loaded model depends on: points with the same one
+// share it.
+type ModelKey struct {
+	Model      string
+	NGPULayers int
+	Split      SplitMode
+	MainGPU    int
+	Mmap       bool
+}
+
+// ModelKey is the point's ModelKey.
+func (p Point) ModelKey() ModelKey {
+	return ModelKey{p.Model, p.NGPULayers, p.Split, p.MainGPU, !p.NoMmap}
+}
+
+// ContextKey is what a context depends on: points with the same one can
+// share it (sized for the largest of them).
+type ContextKey struct {
+	ModelKey
+	Parallel, NBatch, NUBatch, Threads int
+	FlashAttn                          FlashAttn
+	TypeK, TypeV                       string
+	Seed                               uint64
+}
+
+// ContextKey is the point's ContextKey.
+func (p Point) ContextKey() ContextKey {
+	return ContextKey{p.ModelKey(), p.Parallel, p.NBatch, p.UBatch(), p.Threads, p.FlashAttn, p.TypeK, p.TypeV, p.Seed}
+}
+
+// SamplingName is the point's sampling, off when unset.
+func (p Point) SamplingName() Sampling {
+	if p.Sampling == "" {
+		return SamplingOff
+	}
+	return p.Sampling
+}
+
+// Sampled says whether the point's tg test runs through a sampler chain.
+func (p Point) Sampled() bool { return p.SamplingName() != SamplingOff }
+
+// InputError is an error in what the user asked for (flags, values, spec
+// files): the CLI exits 2 for it, 1 for other failures.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Inputf makes an InputError.
+func Inputf(format string, a ...any) error { return &InputError{fmt.Errorf(format, a...)} }
+
+// Validate checks the point's values, not yet the model.
+func (p Point) Validate() error {
+	switch {
+	case p.Model == "":
+		return Inputf("no model: give -m FILE.gguf, or --synth PRESET")
+	case p.NPrompt < 0 || p.NGen < 0 || p.NDepth < 0:
+		return Inputf("-p %d, -n %d, -d %d: token counts cannot be negative", p.NPrompt, p.NGen, p.NDepth)
+	case p.NPrompt == 0 && p.NGen == 0:
+		return Inputf("-p 0 and -n 0: nothing to measure; give a prompt (-p) or generation (-n) length")
+	case p.NPrompt > MaxTokens || p.NGen > MaxTokens:
+		return Inputf("-p %d / -n %d: at most %d tokens per test", p.NPrompt, p.NGen, MaxTokens)
+	case p.NDepth > MaxDepth:
+		return Inputf("-d %d: at most %d", p.NDepth, MaxDepth)
+	case p.NBatch <= 0 || p.NUBatch <= 0:
+		return Inputf("-b %d / -ub %d: batch sizes must be positive", p.NBatch, p.NUBatch)
+	case p.NBatch > MaxTokens || p.NUBatch > MaxTokens:
+		return Inputf("-b %d / -ub %d: at most %d", p.NBatch, p.NUBatch, MaxTokens)
+	case p.Threads <= 0 || p.Threads > MaxThreads:
+		return Inputf("-t %d: threads must be 1 to %d", p.Threads, MaxThreads)
+	case p.Parallel <= 0 || p.Parallel > MaxParallel:
+		return Inputf("--parallel %d: must be 1 to %d", p.Parallel, MaxParallel)
+	case p.Reps <= 0 || p.Reps > MaxReps:
+		return Inputf("-r %d: repetitions must be 1 to %d", p.Reps, MaxReps)
+	case p.Timeout < 0:
+		return Inputf("--timeout %s: cannot be negative", p.Timeout)
+	}
+	if err := CheckCache(p.TypeK, p.TypeV, p.FlashAttn); err != nil {
+		return &InputError{err}
+	}
+	if _, err := ParseSampling(string(p.Sampling)); err != nil {
+		return Inputf("--%v", err)
+	}
+	return nil
+}
+
+// PerSeqCtx is the context each sequence needs: depth plus the longer test.
+func (p Point) PerSeqCtx() int { return p.NDepth + max(p.NPrompt, p.NGen) }
+
+// NCtx is the context size of the point: all sequences share one KV cache.
+func (p Point) NCtx() int { return p.Parallel * p.PerSeqCtx() }
+
+// UBatch is the physical batch actually used (llama.cpp caps it at n_batch).
+func (p Point) UBatch() int { return min(p.NUBatch, p.NBatch) }
+
+// IsPrompt says whether a one-test point is a pp (prefill) test.
+func (p Point) IsPrompt() bool { return p.NGen == 0 }
+
+// Tests splits a point into its tests as llama-bench does: a pp test
+// (n_gen 0) and a tg test (n_prompt 0), and with sampling on, the raw tg
+// test first so the sampled one can say what sampling costs.
+func (p Point) Tests() []Point {
+	var out []Point
+	if p.NPrompt > 0 {
+		t := p
+		t.NGen, t.Sampling = 0, SamplingOff
+		out = append(out, t)
+	}
+	if p.NGen > 0 {
+		t := p
+		t.NPrompt, t.Sampling = 0, SamplingOff
+		out = append(out, t)
+		if p.Sampled() {
+			t.Sampling = p.Sampling
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// TestName is the short name of a one-test point: pp512, tg128@d1024x4.
+func (p Point) TestName() string { return TestName(p.NPrompt, p.NGen, p.NDepth, p.Parallel) }
+
+// TestName names a test of nPrompt or (if nGen > 0) nGen tokens at a
+// depth, for parallel sequences.
+func TestName(nPrompt, nGen, depth, parallel int) string {
+	kind, n := "tg", nGen
+	if nGen == 0 {
+		kind, n = "pp", nPrompt
+	}
+	s := fmt.Sprintf("%s%d", kind, n)
+	if depth > 0 {
+		s += fmt.Sprintf("@d%d", depth)
+	}
+	if parallel > 1 {
+		s += fmt.Sprintf("x%d", parallel)
+	}
+	return s
+}

@@ -1,0 +1,110 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// A Writer appends JSON lines to a results file, fsyncing each call's
+// lines: once Append returns, they survive a crash of the machine. Sweep
+// records, load runs and capacity searches are all written with it.
+type Writer struct {
+	f    *os.File
+	path string
+}
+
+// Create opens path for appending, creating it if absent.
+func Create(path string) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	// A last line without its newline (written by hand, or by another
+	// tool) must not run into the first one appended.
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		b := make([]byte, 1)
+		if _, err := f.ReadAt(b, st.Size()-1); err == nil && b[0] != '\n' {
+			f.Write([]byte{'\n'})
+		}
+	}
+	return &Writer{f: f, path: path}, nil
+}
+
+// Append writes each value as one line, then syncs.
+func (w *Writer) Append(values ...any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, v := range values {
+		if err := enc.Encode(v); err != nil {
+			return fmt.Errorf("results %s: %w", w.path, err)
+		}
+	}
+	if _, err := w.f.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	return w.f.Sync()
+}
+
+// Close closes the file.
+func (w *Writer) Close() error { return w.f.Close() }
+
+// Append appends values to the file at path, a line each, and syncs it.
+func Append(path string, values ...any) error {
+	w, err := Create(path)
+	if err != nil {
+		return err
+	}
+	err = w.Append(values...)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Lines reads a JSONL file line by line, calling each with the line's
+// number and bytes (blank lines skipped; each sees only valid JSON). A
+// line that is not JSON is an error naming it, what the file should hold
+// and the fault, unless it is the last line: a write cut short by a crash
+// or a kill leaves a torn last line, which is skipped and reported
+// through torn, with the offset where the intact part ends. An error from
+// each ends the read.
+func Lines(path, what string, each func(n int, line []byte) error) (intact int64, torn bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	var off int64
+	for n := 1; ; n++ {
+		line, rerr := r.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return off, false, fmt.Errorf("%s: %w", path, rerr)
+		}
+		last := rerr == io.EOF
+		if !last {
+			rest, _ := r.Peek(1)
+			last = len(rest) == 0
+		}
+		if text := bytes.TrimSpace(line); len(text) > 0 {
+			var v json.RawMessage
+			if jerr := json.Unmarshal(text, &v); jerr != nil {
+				if last {
+					return off, true, nil
+				}
+				return off, false, fmt.Errorf("%s line %d is not %s: %v", path, n, what, jerr)
+			}
+			if err := each(n, text); err != nil {
+				return off, false, err
+			}
+		}
+		off += int64(len(line))
+		if last {
+			return off, false, nil
+		}
+	}
+}

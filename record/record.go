@@ -1,0 +1,186 @@
+// Package record is tokbench's result schema: one Record per measured
+// test, the statuses, the JSONL files records live in (appended and
+// fsynced as they are measured, read back with a torn last line ignored)
+// and the import of llama-bench's JSON output.
+//
+// A Record is written by the measuring executor (package measure, for
+// run and for sweep's worker processes) and read by everything downstream
+// (roofline, baseline, report). Its Go form is nested by subject; its JSON
+// is flat, with llama-bench's field names where they mean the same, so
+// that existing tooling reads it.
+package record
+
+import (
+	"time"
+
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/roofline"
+	"github.com/tokbench/tokbench/stats"
+)
+
+// Record is the result of one test (pp or tg) of one point. The embedded
+// parts marshal flat.
+type Record struct {
+	Key     point.Key `json:"key"`      // the point's identity (resume matches on it)
+	ModelID string    `json:"model_id"` // the model as the sweep named it
+	Test    string    `json:"test"`     // pp512, tg128@d1024, ...
+	Status  Status    `json:"status"`
+	Reason  string    `json:"reason,omitempty"`
+	Phases  *Phases   `json:"phases_ms,omitempty"`
+
+	Build
+	Machine
+	Model
+	Settings
+	Result
+	Hardware
+
+	Roofline *roofline.Analysis `json:"roofline,omitempty"`
+}
+
+// Build is the software that measured.
+type Build struct {
+	BuildCommit   string `json:"build_commit"` // upstream llama.cpp
+	BuildNumber   int    `json:"build_number"`
+	OllamaVersion string `json:"ollama_version"` // whose patched copy of llama.cpp it is
+	Tool          string `json:"tool"`           // "tokbench <version>"
+}
+
+// Machine is where it was measured.
+type Machine struct {
+	CPUInfo     string    `json:"cpu_info"`
+	GPUInfo     string    `json:"gpu_info"`
+	Backends    string    `json:"backends"`
+	Backend     string    `json:"backend"` // the one doing the work
+	Devices     []string  `json:"devices"`
+	CPUFeatures string    `json:"cpu_features"`
+	HostThreads int       `json:"host_threads"`
+	HostMemory  uint64    `json:"host_memory"`
+	GPUProfile  []gpu.GPU `json:"gpu_profile,omitempty"`
+}
+
+// Model is what was measured: the file and what a step of it moves and
+// computes (from its real tensor sizes and the KV types), for the
+// roofline.
+type Model struct {
+	ModelFile        string `json:"model_filename"`
+	ModelType        string `json:"model_type"`
+	ModelSize        uint64 `json:"model_size"`
+	ModelParams      uint64 `json:"model_n_params"`
+	ModelFileType    string `json:"model_file_type"`
+	ModelFileSize    int64  `json:"model_file_size"`
+	WeightsStepBytes int64  `json:"weights_step_bytes,omitempty"`
+	KVBytesPerToken  int64  `json:"kv_bytes_per_token,omitempty"`
+	FlopParams       int64  `json:"flop_params,omitempty"`
+	ModelNLayer      int    `json:"model_n_layer,omitempty"`
+	ModelNEmbd       int    `json:"model_n_embd,omitempty"`
+}
+
+// Settings are how it was measured.
+type Settings struct {
+	NBatch     int             `json:"n_batch"`
+	NUBatch    int             `json:"n_ubatch"`
+	NThreads   int             `json:"n_threads"`
+	TypeK      string          `json:"type_k"`
+	TypeV      string          `json:"type_v"`
+	NGPULayers int             `json:"n_gpu_layers"`
+	SplitMode  string          `json:"split_mode"`
+	MainGPU    int             `json:"main_gpu"`
+	FlashAttn  point.FlashAttn `json:"flash_attn"` // -1 auto, 0 off, 1 on
+	UseMmap    bool            `json:"use_mmap"`
+	NPrompt    int             `json:"n_prompt"`
+	NGen       int             `json:"n_gen"`
+	NDepth     int             `json:"n_depth"`
+	NCtx       int             `json:"n_ctx"`
+	NParallel  int             `json:"n_parallel"`
+	Sampling   string          `json:"sampling"` // "none" or the chain
+	Reps       int             `json:"repetitions"`
+	Warmup     bool            `json:"warmup"`
+}
+
+// Result is what the repetitions gave: llama-bench's figures, then ours.
+type Result struct {
+	TestTime    time.Time      `json:"test_time"`
+	AvgNs       uint64         `json:"avg_ns"`
+	StddevNs    uint64         `json:"stddev_ns"`
+	AvgTs       float64        `json:"avg_ts"`
+	StddevTs    float64        `json:"stddev_ts"`
+	SamplesNs   []uint64       `json:"samples_ns"`
+	SamplesTs   []float64      `json:"samples_ts"`
+	MedianTs    float64        `json:"median_ts"`
+	MinTs       float64        `json:"min_ts"`
+	MaxTs       float64        `json:"max_ts"`
+	CI95Ts      float64        `json:"ci95_ts"`
+	CV          float64        `json:"cv"`
+	AvgTsPerSeq float64        `json:"avg_ts_per_seq"`
+	TTFT        *stats.Latency `json:"ttft_ms,omitempty"`
+	ITL         *stats.Latency `json:"itl_ms,omitempty"`
+	// SamplingCostPct is how much slower the sampled tg test was than the
+	// same test with random tokens (percent of raw t/s).
+	SamplingCostPct *float64 `json:"sampling_cost_pct,omitempty"`
+	// DriftPct is the decode rate of the last quarter of the steps against
+	// the first quarter's, in percent; negative is a slowdown.
+	DriftPct *float64 `json:"drift_pct,omitempty"`
+}
+
+// Hardware is what the GPUs and the host did during the test.
+type Hardware struct {
+	Telemetry  *Telemetry `json:"telemetry,omitempty"`
+	EnergyJ    *float64   `json:"energy_j,omitempty"`     // GPU energy of the timed repetitions
+	TokensPerJ *float64   `json:"tokens_per_j,omitempty"` // tokens generated (or prefilled) per joule
+	Throttled  bool       `json:"throttled,omitempty"`    // power or thermal clock limits seen while measuring
+}
+
+// Status says whether a record holds a measurement.
+type Status string
+
+// Record statuses.
+const (
+	StatusOK      Status = "ok"
+	StatusSkipped Status = "skipped" // could not fit: not attempted
+	StatusFailed  Status = "failed"
+)
+
+// Phases is where a point's wall time went, in milliseconds: loading the
+// model and context (charged to the first point that needed them), the
+// warm-up, filling or trimming the KV cache to the point's depth, and the
+// timed repetitions.
+type Phases struct {
+	LoadMs    float64 `json:"load"`
+	WarmupMs  float64 `json:"warmup"`
+	DepthMs   float64 `json:"depth"`
+	MeasureMs float64 `json:"measure"`
+}
+
+// Add adds another point's phases.
+func (p *Phases) Add(o Phases) {
+	p.LoadMs += o.LoadMs
+	p.WarmupMs += o.WarmupMs
+	p.DepthMs += o.DepthMs
+	p.MeasureMs += o.MeasureMs
+}
+
+// Telemetry holds one window per phase of a point: warm-up and depth fill
+// (when the point did them), the timed repetitions together, and each
+// repetition.
+type Telemetry struct {
+	Warmup  *gpu.Window  `json:"warmup,omitempty"`
+	Depth   *gpu.Window  `json:"depth,omitempty"`
+	Measure *gpu.Window  `json:"measure"`
+	Reps    []gpu.Window `json:"reps"`
+}
+
+// IsPrompt reports whether the record is a pp (prefill) test.
+func (r *Record) IsPrompt() bool { return r.NGen == 0 }
+
+// OK says whether the record holds a measurement.
+func (r *Record) OK() bool { return r.Status == StatusOK }
+
+// Name is the model as the sweep named it, else the file.
+func (r *Record) Name() string {
+	if r.ModelID != "" {
+		return r.ModelID
+	}
+	return r.ModelFile
+}

@@ -1,0 +1,101 @@
+package record
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tokbench/tokbench/point"
+)
+
+func TestReadTornAndCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"key":"a|p=0|n=16","test":"tg16","status":"ok"}` + "\n" + `{"key":"b|p=0|n=16","test":"tg16","status":"ok"}` + "\n"
+	p := filepath.Join(dir, "r.jsonl")
+	os.WriteFile(p, []byte(good+`{"key":"c","te`), 0o644)
+	recs, intact, torn, err := Read(p)
+	if err != nil || !torn || len(recs) != 2 || intact != int64(len(good)) || recs[1].Key.Model != "b" {
+		t.Errorf("torn file: %d records, intact %d, torn %v, %v", len(recs), intact, torn, err)
+	}
+	os.WriteFile(p, []byte(`{"key":"a"`+"\n"+good), 0o644)
+	if _, _, _, err := Read(p); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("corrupt first line: %v", err)
+	}
+	os.WriteFile(p, []byte(good+`{"kind":"load"}`+"\n"), 0o644)
+	if _, _, _, err := Read(p); err == nil || !strings.Contains(err.Error(), "line 3 is not a tokbench record") {
+		t.Errorf("a last line of another kind is no torn line: %v", err)
+	}
+}
+
+// Appending after a last line without its newline starts a line of its own.
+func TestAppendAlignsLines(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.jsonl")
+	os.WriteFile(p, []byte(`{"key":"a|p=1|n=0","test":"pp1","status":"ok"}`), 0o644)
+	if err := Append(p, Record{Key: point.Key{Model: "b"}, Test: "pp2", Status: StatusOK}); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, torn, err := Read(p)
+	if err != nil || torn || len(recs) != 2 || recs[1].Test != "pp2" {
+		t.Fatalf("%d records, torn %v, %v", len(recs), torn, err)
+	}
+}
+
+// The nested Go form marshals flat, with llama-bench's names.
+func TestJSONIsFlat(t *testing.T) {
+	r := Record{Key: point.Key{Model: "m", NGen: 8}, Test: "tg8", Status: StatusOK,
+		Build: Build{BuildCommit: "ec98e2002"}, Model: Model{ModelFile: "m.gguf"},
+		Settings: Settings{NGen: 8, FlashAttn: point.FlashOn}, Result: Result{AvgTs: 12.5, SamplesTs: []float64{12.5}}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	for k, want := range map[string]any{"build_commit": "ec98e2002", "model_filename": "m.gguf", "n_gen": 8.0, "flash_attn": 1.0, "avg_ts": 12.5, "status": "ok"} {
+		if m[k] != want {
+			t.Errorf("%s = %v, want %v (%s)", k, m[k], want, b)
+		}
+	}
+	if !strings.HasPrefix(m["key"].(string), "m|p=0|n=8|") {
+		t.Errorf("key %v", m["key"])
+	}
+	var back Record
+	if err := json.Unmarshal(b, &back); err != nil || back.Key != r.Key || back.FlashAttn != point.FlashOn || back.AvgTs != 12.5 {
+		t.Errorf("round trip: %v %+v", err, back)
+	}
+}
+
+// llama-bench's -o json output in the current shape and in an older one
+// (flash_attn a bool, -ngl -1 for all layers), written from its
+// documented output.
+func TestReadLlamaBench(t *testing.T) {
+	recs, _, torn, err := Read("testdata/llama-bench-new.json")
+	if err != nil || torn || len(recs) != 1 {
+		t.Fatalf("%v %v %d", err, torn, len(recs))
+	}
+	r := recs[0]
+	if r.Status != StatusOK || r.Test != "tg128@d4096" || r.Backend != "CUDA" || r.AvgTs != 142.2 || r.Key.NGen != 128 || r.NParallel != 1 || r.FlashAttn != point.FlashOff {
+		t.Errorf("%+v", r)
+	}
+	if c := r.Class(); c != "cuda-nvidia-h100-80gb-hbm3" {
+		t.Errorf("class %s", c)
+	}
+	recs, _, _, err = Read("testdata/llama-bench-old.json")
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("old shape: %v", err)
+	}
+	r = recs[0]
+	if r.FlashAttn != point.FlashOff || r.Test != "pp512" || !slices.Equal(r.SamplesTs, []float64{4338.9, 4196.7}) {
+		t.Errorf("old shape: %+v", r)
+	}
+	// -ngl -1 is every layer on the GPU: a GPU run, of the GPU's class.
+	if r.Backend != "CUDA" || r.Class() != "cuda-nvidia-l40s" {
+		t.Errorf("old shape: backend %s, class %s", r.Backend, r.Class())
+	}
+	if backendOf("CUDA", 0) != "CPU" || backendOf("CPU", -1) != "CPU" || backendOf("CPU,Metal", 99) != "Metal" {
+		t.Error("backendOf")
+	}
+}

@@ -1,0 +1,49 @@
+package record
+
+import (
+	"github.com/tokbench/tokbench/roofline"
+)
+
+// Device is what the record ran on, for choosing its ceilings.
+func (r *Record) Device() roofline.Device {
+	return roofline.Device{Class: r.Class(), Backend: r.Backend, GPU: r.GPUInfo, Profile: r.profile()}
+}
+
+// RooflineInputs describe the record's test to the roofline.
+func (r *Record) RooflineInputs() roofline.Inputs {
+	in := roofline.Inputs{
+		Prompt: r.IsPrompt(), Tokens: max(r.NPrompt, r.NGen), Depth: r.NDepth, Parallel: r.NParallel, UBatch: r.NUBatch,
+		WeightsBytes: float64(r.WeightsStepBytes), KVBytesPerToken: float64(r.KVBytesPerToken), Params: float64(r.FlopParams),
+		NLayer: r.ModelNLayer, NEmbd: r.ModelNEmbd, MeasuredTs: r.AvgTs, Throttled: r.Throttled,
+	}
+	if r.Telemetry != nil {
+		in.SetTelemetry(r.Telemetry.Measure)
+	}
+	return in
+}
+
+// Annotate sets the roofline of every measured record (SetRoofline).
+func Annotate(recs []Record, peaks *roofline.Cache) error {
+	for i := range recs {
+		if err := recs[i].SetRoofline(peaks); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetRoofline sets a measured record's roofline, with the peaks of its
+// class (roofline.PeaksFor); records without a measurement or a model
+// shape get none.
+func (r *Record) SetRoofline(peaks *roofline.Cache) error {
+	if !r.OK() || r.WeightsStepBytes == 0 {
+		return nil
+	}
+	pk, err := peaks.Peaks(r.Device())
+	if err != nil {
+		return err
+	}
+	a := roofline.Analyze(r.RooflineInputs(), pk)
+	r.Roofline = &a
+	return nil
+}

@@ -1,0 +1,71 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/roofline"
+)
+
+// File reports a results file (records of run or sweep, llama-bench's
+// JSON, or the lines of load and capacity) in a format to out (a file
+// name; "" is w), with rooflines from the ceilings known now and the raw
+// telemetry samples in tl as timelines. A torn last line is ignored and
+// said on log.
+func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, peaks *roofline.Cache) error {
+	if load.IsResults(path) {
+		lines, _, torn, err := load.ReadResults(path)
+		if err != nil {
+			return &point.InputError{Err: err}
+		}
+		noteTorn(log, path, torn)
+		if out != "" && format == "md" {
+			return LoadMarkdownFiles(out, lines, tl)
+		}
+		return toOut(w, out, func(w io.Writer) error { return WriteLoadWith(w, format, lines, tl) })
+	}
+	recs, _, torn, err := record.Read(path)
+	if err != nil {
+		return err
+	}
+	noteTorn(log, path, torn)
+	if err := record.Annotate(recs, peaks); err != nil {
+		fmt.Fprintln(log, "roofline:", err)
+	}
+	recs = Grouped(recs)
+	if out != "" && format == "md" {
+		return MarkdownFiles(out, recs, tl)
+	}
+	return toOut(w, out, func(w io.Writer) error {
+		if format == "html" {
+			return HTMLWith(w, recs, tl)
+		}
+		return Write(w, format, recs)
+	})
+}
+
+func noteTorn(log io.Writer, path string, torn bool) {
+	if torn {
+		fmt.Fprintf(log, "%s: ignoring a torn last line\n", path)
+	}
+}
+
+// toOut runs write on the file out (created), or on w.
+func toOut(w io.Writer, out string, write func(io.Writer) error) error {
+	if out == "" {
+		return write(w)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,74 @@
+package roofline
+
+import (
+	"strings"
+
+	"github.com/tokbench/tokbench/gpu"
+)
+
+// Device says what a measurement ran on, as far as choosing its ceilings
+// goes.
+type Device struct {
+	Class   string   // the hardware class (gpu.Class)
+	Backend string   // CPU, CUDA, Metal, Vulkan, ...
+	GPU     string   // the GPU's name, if a GPU did the work
+	Profile *gpu.GPU // NVML's profile of it, if known
+}
+
+// OnCPU says whether the CPU did the work.
+func (d Device) OnCPU() bool { return d.Backend == "" || strings.EqualFold(d.Backend, "CPU") }
+
+// PeaksFor finds a device's ceilings: a probe of its hardware class in dir
+// if there is one, else the GPU's datasheet (with NVML's bandwidth when
+// the driver gave it); none for a CPU never probed.
+func PeaksFor(d Device, dir string) (Peaks, error) {
+	p, err := LoadProbe(dir, d.Class)
+	if err != nil {
+		return Peaks{}, err
+	}
+	if p != nil {
+		return p.Peaks(), nil
+	}
+	if d.OnCPU() {
+		return Peaks{}, nil
+	}
+	var pk Peaks
+	name := d.GPU
+	if g := d.Profile; g != nil {
+		name = g.Name
+		if g.BWSource == "nvml" {
+			pk = Peaks{Source: "nvml", BWGBs: g.PeakBWGBs}
+		}
+	}
+	if part, ok := gpu.LookupPart(name); ok {
+		if pk.BWGBs == 0 {
+			pk.BWGBs = part.BWGBs
+		}
+		pk.TFLOPS = part.FP16
+		pk.Source = strings.TrimPrefix(pk.Source+"+datasheet", "+")
+	}
+	return pk, nil
+}
+
+// A Cache remembers each class's peaks, so that a results file of many
+// records reads each probe file once.
+type Cache struct {
+	Dir   string
+	peaks map[string]Peaks
+}
+
+// Peaks is PeaksFor, once per class.
+func (c *Cache) Peaks(d Device) (Peaks, error) {
+	if pk, ok := c.peaks[d.Class]; ok {
+		return pk, nil
+	}
+	pk, err := PeaksFor(d, c.Dir)
+	if err != nil {
+		return pk, err
+	}
+	if c.peaks == nil {
+		c.peaks = map[string]Peaks{}
+	}
+	c.peaks[d.Class] = pk
+	return pk, nil
+}
