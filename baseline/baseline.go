@@ -147,13 +147,25 @@ func cmpOr(a, b string) string {
 	return b
 }
 
+// Verdict is what a comparison says of a point.
+type Verdict string
+
+// Verdicts.
+const (
+	Same       Verdict = "~" // no significant change of at least the minimum effect
+	Faster     Verdict = "faster"
+	Slower     Verdict = "slower"
+	NoBaseline Verdict = "no baseline" // the baseline lacks the point
+)
+
 // Row is one point of a comparison.
 type Row struct {
 	Key, Test, Model string
 	Old, New         float64 // medians, t/s
 	Delta            float64 // (new - old) / old
 	P                float64
-	Verdict          string // "~", "faster", "slower", "no baseline"
+	Verdict          Verdict
+	Warning          string // why no difference could be seen, if the samples were too few
 	Regression       bool
 }
 
@@ -178,20 +190,20 @@ func Compare(f *File, recs []record.Record, alpha, minEffect float64) ([]Row, er
 		row.New = stats.Median(r.SamplesTs)
 		p := f.Points[row.Key]
 		if p == nil {
-			row.Verdict, row.P = "no baseline", math.NaN()
+			row.Verdict, row.P = NoBaseline, math.NaN()
 			rows = append(rows, row)
 			continue
 		}
 		row.Old = p.MedianTs
 		row.Delta = (row.New - row.Old) / row.Old
-		row.P = MannWhitney(p.SamplesTs, r.SamplesTs)
+		row.P, row.Warning = MannWhitney(p.SamplesTs, r.SamplesTs, alpha)
 		switch {
 		case row.P >= alpha || math.Abs(row.Delta) < minEffect:
-			row.Verdict = "~"
+			row.Verdict = Same
 		case row.Delta < 0:
-			row.Verdict, row.Regression = "slower", true
+			row.Verdict, row.Regression = Slower, true
 		default:
-			row.Verdict = "faster"
+			row.Verdict = Faster
 		}
 		rows = append(rows, row)
 	}
@@ -207,4 +219,15 @@ func Classes(dir string) []string {
 		out = append(out, strings.TrimSuffix(filepath.Base(p), ".json"))
 	}
 	return out
+}
+
+// Regressions names the points of rows that got significantly slower.
+func Regressions(rows []Row) []string {
+	var bad []string
+	for _, r := range rows {
+		if r.Regression {
+			bad = append(bad, r.Model+" "+r.Test)
+		}
+	}
+	return bad
 }

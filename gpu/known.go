@@ -8,7 +8,7 @@ import (
 // Part is a datasheet entry: peak memory bandwidth and dense tensor
 // throughput (no sparsity), for when the driver does not say.
 type Part struct {
-	Match  string  `json:"match"`  // substring of the device name
+	Match  string  `json:"match"`  // words of the device name
 	BWGBs  float64 `json:"bw_gbs"` // GB/s
 	FP16   float64 `json:"fp16"`   // TFLOP/s
 	BF16   float64 `json:"bf16"`   // TFLOP/s
@@ -16,8 +16,8 @@ type Part struct {
 	Approx bool    `json:"approx"` // vendor figures are rounded or derived
 }
 
-// knownParts are vendors' published figures. Names are matched longest
-// first, so "A100-SXM4-80GB" wins over "A100" and "L40S" over "L4".
+// knownParts are vendors' published figures. Names are matched whole and
+// longest first, so "A100-SXM4-80GB" wins over "A100".
 var knownParts = []Part{
 	{Match: "H200", BWGBs: 4800, FP16: 989, BF16: 989, INT8: 1979},
 	{Match: "H100 PCIe", BWGBs: 2000, FP16: 756, BF16: 756, INT8: 1513},
@@ -53,13 +53,33 @@ func init() {
 	sort.SliceStable(knownParts, func(i, j int) bool { return len(knownParts[i].Match) > len(knownParts[j].Match) })
 }
 
-// LookupPart finds a device name in the table of known parts.
+// LookupPart finds a device name in the table of known parts. A part's
+// name must stand whole in the device's: "L4" is in "NVIDIA L4" but not
+// in "NVIDIA L40".
 func LookupPart(name string) (Part, bool) {
 	n := strings.ToLower(name)
 	for _, p := range knownParts {
-		if strings.Contains(n, strings.ToLower(p.Match)) {
+		if containsWhole(n, strings.ToLower(p.Match)) {
 			return p, true
 		}
 	}
 	return Part{}, false
 }
+
+// containsWhole says whether word occurs in s with no letter or digit
+// right before or after it.
+func containsWhole(s, word string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], word)
+		if j < 0 {
+			return false
+		}
+		a, b := i+j, i+j+len(word)
+		if (a == 0 || !alnum(s[a-1])) && (b == len(s) || !alnum(s[b])) {
+			return true
+		}
+		i = a + 1
+	}
+}
+
+func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }

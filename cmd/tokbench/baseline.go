@@ -2,11 +2,10 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
-	"sort"
 	"strings"
-	"text/tabwriter"
+
+	"github.com/tokbench/tokbench/report"
 
 	"github.com/tokbench/tokbench/record"
 
@@ -79,14 +78,10 @@ func baselineCommand() *cli.Command {
 					if err != nil {
 						return usageErr(err)
 					}
-					printRows(rows, class)
-					var bad []string
-					for _, r := range rows {
-						if r.Regression {
-							bad = append(bad, r.Model+" "+r.Test)
-						}
+					if err := report.Comparison(os.Stdout, class, rows); err != nil {
+						return err
 					}
-					if len(bad) > 0 {
+					if bad := baseline.Regressions(rows); len(bad) > 0 {
 						return fmt.Errorf("significant regression (p < %g, at least %.0f%% slower): %s", c.Float64("alpha"), 100*c.Float64("min-effect"), strings.Join(bad, "; "))
 					}
 					return nil
@@ -113,19 +108,9 @@ func baselineCommand() *cli.Command {
 						if f == nil {
 							return usagef("no baseline for class %s in %s", cl, c.String("dir"))
 						}
-						fmt.Printf("class %s, updated %s, %v\n", f.Class, f.Updated.Format("2006-01-02 15:04"), f.Software)
-						tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-						fmt.Fprintln(tw, "model\ttest\tsamples\tmedian t/s\texpected range")
-						keys := make([]string, 0, len(f.Points))
-						for k := range f.Points {
-							keys = append(keys, k)
+						if err := report.Baseline(os.Stdout, f); err != nil {
+							return err
 						}
-						sort.Strings(keys)
-						for _, k := range keys {
-							p := f.Points[k]
-							fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f - %.2f\n", p.Model, p.Test, len(p.SamplesTs), p.MedianTs, p.Low, p.High)
-						}
-						tw.Flush()
 					}
 					return nil
 				},
@@ -139,23 +124,4 @@ func orNone(xs []string) []string {
 		return []string{"none"}
 	}
 	return xs
-}
-
-// printRows writes a benchstat-like table: old, new, delta, p, verdict.
-func printRows(rows []baseline.Row, class string) {
-	fmt.Printf("class %s\n", class)
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\ttest\told t/s\tnew t/s\tdelta\tp\tverdict")
-	for _, r := range rows {
-		if r.Verdict == "no baseline" {
-			fmt.Fprintf(tw, "%s\t%s\t-\t%.2f\t-\t-\t%s\n", r.Model, r.Test, r.New, r.Verdict)
-			continue
-		}
-		p := fmt.Sprintf("%.3f", r.P)
-		if math.IsNaN(r.P) {
-			p = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%+.1f%%\t%s\t%s\n", r.Model, r.Test, r.Old, r.New, 100*r.Delta, p, r.Verdict)
-	}
-	tw.Flush()
 }
