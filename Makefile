@@ -26,7 +26,7 @@ export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/m
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
-.PHONY: all build demo test vet fuzz bench bench-sweep bench-telemetry bench-load cuda clean env
+.PHONY: all build demo test vet fuzz bench bench-sweep bench-telemetry bench-load bench-probe cuda clean env
 
 all: build
 
@@ -69,6 +69,10 @@ bench-telemetry: build
 # concurrent sequences on the tiny model.
 bench-load: build
 	$(BIN) load --synth tiny --workload short --concurrency 64 --requests 512
+
+# How repeatable the probe's ceilings are here (target: spread <= 1.3).
+bench-probe: build
+	scripts/bench-probe.sh
 
 # CUDA backend (shared libraries) from the pinned llama.cpp, beside the
 # binary: CUDA_ARCHITECTURES=90 (default: this machine's GPU).

@@ -202,9 +202,6 @@ func (c *Context) SeqPosMax(seq int) int {
 	return int(C.llama_memory_seq_pos_max(C.llama_get_memory(c.c.ctx), C.llama_seq_id(seq)))
 }
 
-// Synchronize waits for the backend to finish queued work.
-func (c *Context) Synchronize() { C.llama_synchronize(c.c.ctx) }
-
 // Cancel makes the running and every later primitive stop with
 // ErrCanceled. Safe to call from another goroutine.
 func (c *Context) Cancel() { C.tb_ctx_cancel(c.c) }

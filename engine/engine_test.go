@@ -128,7 +128,7 @@ func TestDirectQuantTypes(t *testing.T) {
 		if err := Synthesize(preset.Presets["tiny"], p, SynthOptions{Type: typ, Seed: 3}); err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
-		m, err := LoadModel(p, DefaultModelOptions())
+		m, err := LoadModel(p, allOnGPU)
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
@@ -147,7 +147,7 @@ func TestQuantizedModelsRun(t *testing.T) {
 	f16, q8, q4 := tinyModels(t)
 	var sizes []int64
 	for _, p := range []string{f16, q8, q4} {
-		m, err := LoadModel(p, DefaultModelOptions())
+		m, err := LoadModel(p, allOnGPU)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestQuantizedModelsRun(t *testing.T) {
 
 func TestSamplingNeverEndsOnEOS(t *testing.T) {
 	f16, _, _ := tinyModels(t)
-	m, err := LoadModel(f16, DefaultModelOptions())
+	m, err := LoadModel(f16, allOnGPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestSamplingNeverEndsOnEOS(t *testing.T) {
 
 func TestDeadlineAndCancel(t *testing.T) {
 	f16, _, _ := tinyModels(t)
-	m, err := LoadModel(f16, DefaultModelOptions())
+	m, err := LoadModel(f16, allOnGPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestBadInput(t *testing.T) {
 		"directory": {dir, "directory"},
 	}
 	for name, c := range cases {
-		_, err := LoadModel(c.path, DefaultModelOptions())
+		_, err := LoadModel(c.path, allOnGPU)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to mention %q", name, err, c.want)
 		}
@@ -282,7 +282,7 @@ func TestBadInput(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Error("failed quantize left its output behind")
 	}
-	m, err := LoadModel(f16, DefaultModelOptions())
+	m, err := LoadModel(f16, allOnGPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestDevicesAndFeatures(t *testing.T) {
 
 func TestGenerateTimesEachStep(t *testing.T) {
 	f16, _, _ := tinyModels(t)
-	m, err := LoadModel(f16, DefaultModelOptions())
+	m, err := LoadModel(f16, allOnGPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,3 +348,7 @@ func TestMaxParallelMatchesPoint(t *testing.T) {
 		t.Errorf("llama.cpp holds %d sequences, point.MaxParallel is %d", MaxParallelSequences(), point.MaxParallel)
 	}
 }
+
+// allOnGPU is llama-bench's default: every layer on the GPU where there
+// is one, mmap on, layer split.
+var allOnGPU = ModelOptions{NGPULayers: -1, Split: point.SplitLayer}

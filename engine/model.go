@@ -23,12 +23,6 @@ type ModelOptions struct {
 	Split      point.SplitMode
 }
 
-// DefaultModelOptions is llama-bench's default: every layer on the GPU
-// where there is one, mmap on, layer split.
-func DefaultModelOptions() ModelOptions {
-	return ModelOptions{NGPULayers: -1, Split: point.SplitLayer}
-}
-
 // Meta describes a loaded model.
 type Meta struct {
 	Path        string           `json:"model_filename"`

@@ -27,10 +27,9 @@ func (samples) Describe(chan<- *prometheus.Desc) {}
 
 // Collect reads the last sample of each device from the last two seconds.
 func (t samples) Collect(ch chan<- prometheus.Metric) {
-	now := time.Now()
 	last := map[int8]gpu.Sample{}
 	var order []int8
-	for _, smp := range t.s.Samples(now.Add(-2*time.Second), now) {
+	for _, smp := range t.s.Recent(2 * time.Second) {
 		if _, ok := last[smp.Dev]; !ok {
 			order = append(order, smp.Dev)
 		}

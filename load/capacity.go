@@ -53,6 +53,7 @@ type CapacityOptions struct {
 	Burstiness        float64 // open loop: of the arrivals (default 1, Poisson)
 	Seed              uint64
 	Guards            Guards
+	Clock             Clock // nil: the real one
 }
 
 // Server makes an engine with slots sequences for one probe; its closer
@@ -79,7 +80,7 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 		p := &Trial{}
 		tried[x] = p
 		slots, reqs := int(x), []Request(nil)
-		opts := Options{Concurrency: slots, Guards: o.Guards}
+		opts := Options{Concurrency: slots, Guards: o.Guards, Clock: o.Clock}
 		if open {
 			p.Rate, slots = x, o.Slots
 			reqs = w.Generate(max(o.Requests, 2*slots), o.Seed)
@@ -96,9 +97,10 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 			return p, nil
 		}
 		defer closeFn()
-		p.Start = time.Now()
+		clock := clockOr(o.Clock)
+		p.Start = clock.Now()
 		outs, _, overhead, err := Run(ctx, eng, reqs, opts)
-		p.End = time.Now()
+		p.End = clock.Now()
 		if err != nil {
 			return nil, err
 		}

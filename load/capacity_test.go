@@ -10,36 +10,36 @@ import (
 // curve is an engine whose step takes 2 ms plus 1 ms per sequence in it:
 // inter-token latency grows with concurrency along a known line.
 type curve struct {
-	seqs map[int]bool
+	seqs  map[int]bool
+	clock *fakeClock
 }
 
 func (c *curve) BatchCapacity() int        { return 1024 }
 func (c *curve) Add(seq, pos, n int) error { c.seqs[seq] = true; return nil }
 func (c *curve) Remove(int)                {}
 func (c *curve) Decode() error {
-	time.Sleep(2*time.Millisecond + time.Duration(len(c.seqs))*time.Millisecond)
+	c.clock.Sleep(2*time.Millisecond + time.Duration(len(c.seqs))*time.Millisecond)
 	c.seqs = map[int]bool{}
 	return nil
 }
 
 func TestCapacityFindsTheKnownAnswer(t *testing.T) {
 	w := Workload{Name: "t", Prompt: Dist{Kind: "fixed", A: 4}, Output: Dist{Kind: "fixed", A: 16}}
-	// p90, not p99: a shared 2-core machine adds rare multi-millisecond
-	// stalls to any sleep, and p99 of a few hundred steps is their max.
-	slos, _ := ParseSLOs("itl_p90=12.5ms")
+	slos, _ := ParseSLOs("itl_p99=12.5ms")
+	clk := newClock()
 	srv := func(slots int) (Engine, func(), error) {
 		if slots > 40 {
 			return nil, nil, fmt.Errorf("KV cache of %d sequences does not fit", slots)
 		}
-		return &curve{seqs: map[int]bool{}}, func() {}, nil
+		return &curve{seqs: map[int]bool{}, clock: clk}, func() {}, nil
 	}
-	res, err := Capacity(context.Background(), srv, w, slos, CapacityOptions{MaxConcurrency: 64, RequestsPerClient: 6, Seed: 1})
+	res, err := Capacity(context.Background(), srv, w, slos, CapacityOptions{MaxConcurrency: 64, RequestsPerClient: 6, Seed: 1, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2 + c <= 12.5 ms: c <= 10; sleeping overshoots a little, never under.
-	if res.Concurrency < 7 || res.Concurrency > 10 {
-		t.Errorf("capacity %d, want 7..10; probes %+v", res.Concurrency, res.Trials)
+	// 2 + c <= 12.5 ms: c <= 10, exactly, on the simulated clock.
+	if res.Concurrency != 10 {
+		t.Errorf("capacity %d, want 10; trials %+v", res.Concurrency, res.Trials)
 	}
 	if res.PerUserTs <= 0 || res.BoundBy == "" || len(res.Trials) < 4 {
 		t.Errorf("result %+v", res)
@@ -49,9 +49,9 @@ func TestCapacityFindsTheKnownAnswer(t *testing.T) {
 		if slots > 3 {
 			return nil, nil, fmt.Errorf("KV cache of %d sequences does not fit", slots)
 		}
-		return &curve{seqs: map[int]bool{}}, func() {}, nil
+		return &curve{seqs: map[int]bool{}, clock: clk}, func() {}, nil
 	}
-	res, err = Capacity(context.Background(), srv2, w, slos, CapacityOptions{MaxConcurrency: 64, RequestsPerClient: 6, Seed: 1})
+	res, err = Capacity(context.Background(), srv2, w, slos, CapacityOptions{MaxConcurrency: 64, RequestsPerClient: 6, Seed: 1, Clock: clk})
 	if err != nil || res.Concurrency != 3 || res.BoundBy[:6] != "memory" {
 		t.Errorf("memory-bound: %v %+v", err, res)
 	}
@@ -67,8 +67,11 @@ func TestCapacityOpenLoop(t *testing.T) {
 	// steps) allows little queueing: the answer lies below that rate.
 	w := Workload{Name: "t", Prompt: Dist{Kind: "fixed", A: 4}, Output: Dist{Kind: "fixed", A: 16}}
 	slos, _ := ParseSLOs("ttft_p90=25ms")
-	srv := func(slots int) (Engine, func(), error) { return &curve{seqs: map[int]bool{}}, func() {}, nil }
-	res, err := Capacity(context.Background(), srv, w, slos, CapacityOptions{Slots: 4, MaxRate: 320, Requests: 28, Seed: 1})
+	clk := newClock()
+	srv := func(slots int) (Engine, func(), error) {
+		return &curve{seqs: map[int]bool{}, clock: clk}, func() {}, nil
+	}
+	res, err := Capacity(context.Background(), srv, w, slos, CapacityOptions{Slots: 4, MaxRate: 320, Requests: 28, Seed: 1, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}

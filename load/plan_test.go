@@ -2,7 +2,6 @@ package load
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -29,7 +28,7 @@ func TestMultiTurn(t *testing.T) {
 		}
 	}
 	f := newFake(t) // checks that every sequence continues where its cells end
-	outs, _, _, err := Run(context.Background(), f, reqs, Options{Slots: 3, Concurrency: 3})
+	outs, _, _, err := simulate(f, reqs, Options{Slots: 3, Concurrency: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,12 +53,12 @@ func TestMultiTurn(t *testing.T) {
 	}
 	// Fewer slots than conversations: kept cells are dropped for others,
 	// and positions still line up (the fake checks).
-	if _, _, _, err := Run(context.Background(), newFake(t), reqs, Options{Slots: 2, Concurrency: 4}); err != nil {
+	if _, _, _, err := simulate(newFake(t), reqs, Options{Slots: 2, Concurrency: 4}); err != nil {
 		t.Fatal(err)
 	}
 	// A rejected turn ends its conversation: the turns after it are not sent.
 	conv := []Request{{ID: 0, Prompt: 10, Output: 4}, {ID: 1, Turn: 1, Prefix: 14, Prompt: 40, Output: 4}, {ID: 2, Turn: 2, Prefix: 44, Prompt: 50, Output: 4}}
-	outs, _, _, err = Run(context.Background(), newFake(t), conv, Options{Slots: 1, Concurrency: 1, Guards: Guards{MaxPrompt: 30}})
+	outs, _, _, err = simulate(newFake(t), conv, Options{Slots: 1, Concurrency: 1, Guards: Guards{MaxPrompt: 30}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +100,7 @@ func TestLocalScoreAndYAML(t *testing.T) {
 type step struct{ fake }
 
 func (s *step) Decode() error {
-	time.Sleep(500*time.Microsecond + time.Duration(s.pending)*20*time.Microsecond)
+	s.clock.Sleep(500*time.Microsecond + time.Duration(s.pending)*20*time.Microsecond)
 	s.pending = 0
 	return nil
 }
@@ -114,7 +113,7 @@ func TestAbuseAndGuards(t *testing.T) {
 	}
 	itl := map[string]float64{}
 	for _, sc := range plan {
-		outs, _, _, err := Run(context.Background(), &step{*newFake(t)}, sc.Requests, sc.Options)
+		outs, _, _, err := simulate(&step{*newFake(t)}, sc.Requests, sc.Options)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +143,7 @@ func TestFairShareOfPrefill(t *testing.T) {
 	reqs := []Request{{ID: 0, Prompt: 3000, Output: 2, Abusive: true}, {ID: 1, Prompt: 4, Output: 40}, {ID: 2, Conv: 1, Prompt: 4, Output: 40}}
 	for _, fair := range []bool{false, true} {
 		f := &step{*newFake(t)}
-		outs, _, _, err := Run(context.Background(), f, reqs, Options{Slots: 3, Concurrency: 3, AbusiveClients: 1, Guards: Guards{Fair: fair}})
+		outs, _, _, err := simulate(f, reqs, Options{Slots: 3, Concurrency: 3, AbusiveClients: 1, Guards: Guards{Fair: fair}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +157,7 @@ func TestClientBudget(t *testing.T) {
 	// 1000 tokens per minute: the client's first two 400-token requests
 	// pass, the third is refused with the reason.
 	reqs := []Request{{ID: 0, Prompt: 300, Output: 100}, {ID: 1, Conv: 1, Prompt: 300, Output: 100}, {ID: 2, Conv: 2, Prompt: 300, Output: 100}}
-	outs, _, _, err := Run(context.Background(), newFake(t), reqs, Options{Slots: 1, Concurrency: 1, Guards: Guards{ClientBudget: 1000}})
+	outs, _, _, err := simulate(newFake(t), reqs, Options{Slots: 1, Concurrency: 1, Guards: Guards{ClientBudget: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +171,7 @@ func TestClientBudget(t *testing.T) {
 	for i := 0; i < 62; i++ {
 		reqs = append(reqs, Request{ID: i, Conv: i, Prompt: 5, Output: 5})
 	}
-	outs, _, _, err = Run(context.Background(), newFake(t), reqs, Options{Slots: 1, Concurrency: 1, Guards: Guards{ClientBudget: 600}})
+	outs, _, _, err = simulate(newFake(t), reqs, Options{Slots: 1, Concurrency: 1, Guards: Guards{ClientBudget: 600}})
 	if err != nil {
 		t.Fatal(err)
 	}

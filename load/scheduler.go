@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -30,6 +31,7 @@ type idle struct {
 // sched is one run's state.
 type sched struct {
 	o       Options
+	clock   Clock
 	eng     Engine
 	start   time.Time
 	outs    []*Served
@@ -54,13 +56,13 @@ func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Served,
 	if o.Concurrency > 0 && o.AbusiveClients >= o.Concurrency {
 		return nil, nil, 0, fmt.Errorf("%d abusive clients of %d: leave at least one legitimate client", o.AbusiveClients, o.Concurrency)
 	}
-	s := &sched{o: o, eng: eng, slots: make([]slot, o.Slots), served: map[int]int{}, budgets: map[int]*bucket{}}
+	s := &sched{o: o, clock: clockOr(o.Clock), eng: eng, slots: make([]slot, o.Slots), served: map[int]int{}, budgets: map[int]*bucket{}}
 	s.setup(reqs)
 	var timeline []Second
 	var decodeTime time.Duration
 	var err error
 	for s.legit > 0 && ctx.Err() == nil {
-		t0 := time.Now()
+		t0 := s.clock.Now()
 		s.arrivals(t0)
 		s.admit(t0)
 		tokens, parts := s.batch()
@@ -75,11 +77,11 @@ func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Served,
 				break
 			}
 		}
-		d0 := time.Now()
+		d0 := s.clock.Now()
 		if err == nil {
 			err = eng.Decode()
 		}
-		end := time.Now()
+		end := s.clock.Now()
 		if err != nil {
 			break
 		}
@@ -103,7 +105,7 @@ func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Served,
 			out.Status, out.Reason = StatusUnsent, reason
 		}
 	}
-	wall := time.Since(s.start)
+	wall := s.clock.Now().Sub(s.start)
 	overhead := 0.0
 	if wall > 0 {
 		overhead = 100 * (1 - decodeTime.Seconds()/wall.Seconds())
@@ -112,7 +114,7 @@ func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Served,
 }
 
 func (s *sched) setup(reqs []Request) {
-	s.start = time.Now()
+	s.start = s.clock.Now()
 	s.outs = make([]*Served, len(reqs))
 	var prev [2]*Served
 	for i := range reqs {
@@ -170,9 +172,8 @@ func (s *sched) arrivals(now time.Time) {
 		}
 		return
 	}
-	el := now.Sub(s.start).Seconds()
 	for k := range s.streams {
-		for s.nexts[k] < len(s.streams[k]) && s.streams[k][s.nexts[k]].At <= el {
+		for s.nexts[k] < len(s.streams[k]) && !s.arrival(s.streams[k][s.nexts[k]]).After(now) {
 			out := s.streams[k][s.nexts[k]]
 			s.nexts[k]++
 			clients := cmp.Or(s.o.Clients, s.o.Slots)
@@ -205,14 +206,22 @@ func (s *sched) wait() bool {
 	}
 	for k := range s.streams {
 		if s.o.Concurrency == 0 && s.nexts[k] < len(s.streams[k]) {
-			soonest(s.start.Add(time.Duration(s.streams[k][s.nexts[k]].At * float64(time.Second))))
+			soonest(s.arrival(s.streams[k][s.nexts[k]]))
 		}
 	}
 	if next.IsZero() {
 		return false
 	}
-	time.Sleep(min(time.Until(next), 50*time.Millisecond))
+	if d := min(next.Sub(s.clock.Now()), 50*time.Millisecond); d > 0 {
+		s.clock.Sleep(d)
+	}
 	return true
+}
+
+// arrival is when an open loop's request arrives: wait and arrivals must
+// agree to the nanosecond, or a simulated clock never gets there.
+func (s *sched) arrival(o *Served) time.Time {
+	return s.start.Add(time.Duration(o.At * float64(time.Second)))
 }
 
 func (s *sched) arrive(out *Served, client int, now time.Time) {
@@ -249,7 +258,10 @@ func (s *sched) pay(out *Served, now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	if cost > b.level {
-		return time.Duration((cost - b.level) / (capacity / 60) * float64(time.Second)), false
+		// Rounded up to the millisecond: a client that retries right on
+		// time must find the tokens there, not a rounding error short.
+		ms := math.Ceil((cost - b.level) / (capacity / 60) * 1000)
+		return time.Duration(ms) * time.Millisecond, false
 	}
 	b.level -= cost
 	return 0, true

@@ -31,6 +31,7 @@ type Options struct {
 	AbusiveClients int
 	Guards
 	Observer Observer // live figures (nil: none)
+	Clock    Clock    // nil: the real one
 }
 
 // Guards are what a serving stack applies against abusive clients.

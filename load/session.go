@@ -91,9 +91,10 @@ func RunScenario(ctx context.Context, srv Server, sc Scenario, slos []SLO, win W
 		return nil, err
 	}
 	defer closeCtx()
-	start := time.Now()
+	clock := clockOr(sc.Options.Clock)
+	start := clock.Now()
 	outs, timeline, overhead, runErr := Run(ctx, eng, sc.Requests, sc.Options)
-	secs := time.Since(start).Seconds()
+	secs := clock.Now().Sub(start).Seconds()
 	if win != nil {
 		for i := range timeline {
 			t := start.Add(time.Duration(i) * time.Second)

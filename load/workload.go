@@ -147,22 +147,6 @@ func (w Workload) sample(r *rand.Rand, i int) (prompt, output int) {
 	return w.Prompt.Sample(r), w.Output.Sample(r)
 }
 
-// Longest is the most tokens (prompt + output) one request can hold.
-func (w Workload) Longest() int {
-	if len(w.Tests) > 0 {
-		m := 0
-		for _, t := range w.Tests {
-			m = max(m, t.Prompt+t.Output)
-		}
-		return m
-	}
-	turns := 1
-	if w.Turns.Kind != "" {
-		turns = w.Turns.Max()
-	}
-	return turns * (w.Prompt.Max() + w.Output.Max())
-}
-
 // Arrivals sets open-loop arrival times of conversations: a renewal
 // process at rate per second whose gaps have squared coefficient of
 // variation burstiness (1: Poisson; above 1 burstier, gamma-distributed

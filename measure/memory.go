@@ -1,8 +1,6 @@
 package measure
 
 import (
-	"fmt"
-
 	"github.com/tokbench/tokbench/point"
 
 	"github.com/tokbench/tokbench/engine"
@@ -69,10 +67,4 @@ func checkContext(h gguf.Hparams, p point.Point) error {
 			p.PerSeqCtx(), p.NDepth, p.NPrompt, p.NGen, h.NCtxTrain)
 	}
 	return nil
-}
-
-// String formats a memory estimate.
-func (m Memory) String() string {
-	gib := func(b int64) float64 { return float64(b) / (1 << 30) }
-	return fmt.Sprintf("%.2f GiB (weights %.2f, KV %.2f, compute %.2f)", gib(m.Total()), gib(m.Weights), gib(m.KV), gib(m.Compute))
 }

@@ -81,6 +81,16 @@ func (s *session) setDepth(nSeq, d int) error {
 
 func (s *session) stopping() bool { return s.stop != nil && s.stop() }
 
+// beginRep readies repetition r of a test: it stops if asked to (after
+// the first: a stopped test has no record), and brings the cache to the
+// test's depth, outside the timing.
+func (s *session) beginRep(p point.Point, r int) error {
+	if r > 0 && s.stopping() {
+		return ErrStopped
+	}
+	return s.setDepth(p.Parallel, p.NDepth)
+}
+
 // prompt is the pp test: n_prompt tokens per sequence decoded in n_batch
 // chunks and synchronised once. TTFT is its duration: the first generated
 // token's logits are ready when it ends. The last repetition's tokens stay
@@ -89,10 +99,7 @@ func (s *session) prompt(p point.Point) (*record.Record, error) {
 	ns := make([]float64, 0, p.Reps)
 	s.reps = s.reps[:0]
 	for r := 0; r < p.Reps; r++ {
-		if r > 0 && s.stopping() {
-			return nil, ErrStopped
-		}
-		if err := s.setDepth(p.Parallel, p.NDepth); err != nil {
+		if err := s.beginRep(p, r); err != nil {
 			return nil, err
 		}
 		s.depth = -1
@@ -119,10 +126,7 @@ func (s *session) generate(p point.Point, smp *engine.SamplerSet, sampling strin
 	ends := make([]int64, p.NGen+1)
 	s.reps = s.reps[:0]
 	for r := 0; r < p.Reps; r++ {
-		if r > 0 && s.stopping() {
-			return nil, ErrStopped
-		}
-		if err := s.setDepth(p.Parallel, p.NDepth); err != nil {
+		if err := s.beginRep(p, r); err != nil {
 			return nil, err
 		}
 		if smp != nil {

@@ -91,7 +91,9 @@ func TestGPUColumns(t *testing.T) {
 	b.Reset()
 	Write(&b, "table", recs)
 	out := b.String()
-	for _, want := range []string{"gpu %", "J/tok", "85", "60", "350", "0.25 (throttled)"} {
+	// The GPU columns are the means of the two GPUs: utilisation 85,
+	// memory controller 60, 350 W; 4 tokens per joule is 0.25 J/token.
+	for _, want := range []string{"gpu %", "J/tok", " 85 ", " 60 ", " 350 ", "0.25 (throttled)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

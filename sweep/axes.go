@@ -73,14 +73,3 @@ func parseRange(item string) ([]int, error) {
 	}
 	return out, nil
 }
-
-// ParseStrings splits a comma list, trimming and lower-casing items.
-func ParseStrings(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.ToLower(strings.TrimSpace(item)); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
-}

@@ -11,7 +11,6 @@ import (
 // A Filter drops the points for which all its comparisons hold, e.g.
 // "n_depth>=2048 && parallel>4" or "type==q4_0&&test==pp".
 type Filter struct {
-	src   string
 	terms []term
 }
 
@@ -46,7 +45,7 @@ var filterAliases = map[string]string{"p": "n_prompt", "n": "n_gen", "d": "n_dep
 
 // ParseFilter reads a filter expression.
 func ParseFilter(s string) (Filter, error) {
-	f := Filter{src: s}
+	var f Filter
 	for _, part := range strings.Split(s, "&&") {
 		part = strings.TrimSpace(part)
 		var t term
@@ -112,5 +111,3 @@ func (t term) holds(v string) bool {
 	}
 	return a <= b
 }
-
-func (f Filter) String() string { return f.src }

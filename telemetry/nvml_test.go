@@ -237,9 +237,13 @@ func TestHostOnlySampler(t *testing.T) {
 	}
 	start := time.Now()
 	smp.Start()
+	// Keep a core busy until the sampler's goroutine has taken 5 samples,
+	// however slowly a loaded machine lets it run (at most 30 s).
 	x := 0
-	for time.Since(start) < 150*time.Millisecond {
-		x++ // keep a core busy
+	for len(smp.Samples(start, time.Now())) < 5 && time.Since(start) < 30*time.Second {
+		for range 1 << 16 {
+			x++
+		}
 	}
 	smp.Stop()
 	w := smp.Window(start, time.Now())

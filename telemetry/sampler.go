@@ -179,6 +179,13 @@ func (s *Sampler) Samples(from, to time.Time) []gpu.Sample {
 	return out
 }
 
+// Recent returns the samples of the last d on the sampler's clock (oldest
+// first): what a live exporter shows at scrape time.
+func (s *Sampler) Recent(d time.Duration) []gpu.Sample {
+	now := s.now()
+	return s.Samples(now.Add(-d), now)
+}
+
 // WriteJSONL writes the samples between from and to, one JSON object per
 // line (t in seconds from the sampler's start, unix in seconds since 1970,
 // dev -1 for the host, present metrics by name), for plotting.

@@ -392,7 +392,9 @@ func TestLoadAbuseAndGuards(t *testing.T) {
 		t.Errorf("guards let abuse through: %+v", a)
 	}
 	t.Logf("legitimate TTFT p99: %v", ttft)
-	if ttft["abuse"] < 3*ttft["no abuse"] || ttft["abuse + guards"] > ttft["abuse"]/2 {
+	// The effect is about tenfold; the margins hold on a busy machine (the
+	// scheduler's logic is tested exactly, on a simulated clock, in load).
+	if ttft["abuse"] < 2*ttft["no abuse"] || ttft["abuse + guards"] > ttft["abuse"]/1.5 {
 		t.Errorf("legitimate TTFT p99 by scenario: %v", ttft)
 	}
 }
@@ -468,7 +470,7 @@ func TestCapacityCommand(t *testing.T) {
 	}
 	// Every probe meets a 60 s end-to-end objective: 1, 2, 4 are tried and 4 stands.
 	// The roofline: against a probe of this machine if a test made one
-	// (TestProbeIsStable), else it says to run one.
+	// (TestProbe), else it says to run one.
 	if res.Concurrency != 4 || len(res.Probes) != 3 || !strings.HasPrefix(res.BoundBy, "not reached") || res.Roofline == nil ||
 		res.Roofline.Verdict == "" || res.Roofline.Why == "" || !strings.Contains(res.BoundBy, res.Roofline.Verdict) {
 		t.Errorf("%+v", res)
