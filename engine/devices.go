@@ -5,26 +5,17 @@ package engine
 */
 import "C"
 
-// Device is one ggml backend device.
-type Device struct {
-	Index       int    `json:"index"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Type        string `json:"type"` // cpu, gpu, igpu, accel
-	Backend     string `json:"backend"`
-	MemoryFree  uint64 `json:"memory_free"`
-	MemoryTotal uint64 `json:"memory_total"`
-}
+import "github.com/tokbench/tokbench/gpu"
 
 // Devices lists the devices of every registered backend (Init first).
-func Devices() []Device {
+func Devices() []gpu.Device {
 	n := int(C.ggml_backend_dev_count())
-	out := make([]Device, 0, n)
+	out := make([]gpu.Device, 0, n)
 	for i := 0; i < n; i++ {
 		d := C.ggml_backend_dev_get(C.size_t(i))
 		var free, total C.size_t
 		C.ggml_backend_dev_memory(d, &free, &total)
-		out = append(out, Device{
+		out = append(out, gpu.Device{
 			Index:       i,
 			Name:        C.GoString(C.ggml_backend_dev_name(d)),
 			Description: C.GoString(C.ggml_backend_dev_description(d)),
@@ -50,8 +41,8 @@ func devType(t C.enum_ggml_backend_dev_type) string {
 }
 
 // GPUs returns the non-CPU devices.
-func GPUs() []Device {
-	var out []Device
+func GPUs() []gpu.Device {
+	var out []gpu.Device
 	for _, d := range Devices() {
 		if d.Type != "cpu" {
 			out = append(out, d)

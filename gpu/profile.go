@@ -23,3 +23,15 @@ type GPU struct {
 	BWSource  string  `json:"peak_bw_source,omitempty"`
 	Part      *Part   `json:"datasheet,omitempty"`
 }
+
+// Device is one ggml backend device, as the engine lists it: the CPU, a
+// GPU (CUDA, Metal, Vulkan), an accelerator.
+type Device struct {
+	Index       int    `json:"index"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Type        string `json:"type"` // cpu, gpu, igpu, accel
+	Backend     string `json:"backend"`
+	MemoryFree  uint64 `json:"memory_free"`
+	MemoryTotal uint64 `json:"memory_total"`
+}

@@ -20,7 +20,7 @@ import (
 type Env struct {
 	Version     string
 	Host        gpu.Host
-	Devices     []engine.Device
+	Devices     []gpu.Device
 	CPUFeatures string
 	GPUs        []gpu.GPU // NVML's profiles; empty without NVML
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tokbench/tokbench/gpu"
+
 	"github.com/tokbench/tokbench/point"
 
 	"github.com/tokbench/tokbench/engine"
@@ -13,7 +15,7 @@ import (
 
 // Probe measures device dev (one of engine.Devices()) with the
 // given weight types, reps times each, keeping medians.
-func Probe(dev engine.Device, class string, threads int, types []string, reps int, log func(string)) (*roofline.Probe, error) {
+func Probe(dev gpu.Device, class string, threads int, types []string, reps int, log func(string)) (*roofline.Probe, error) {
 	gpu := dev.Type != "cpu"
 	copyBytes, iters := int64(256<<20), 5
 	m, k, gemmIters, gemvIters := int64(2048), int64(2048), 3, 10

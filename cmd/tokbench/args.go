@@ -14,29 +14,7 @@ func flagsFirst(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
 	}
-	// Find the (sub)command the arguments name, past global flags.
-	cmds := app.Commands
-	var cmd *cli.Command
-	i := 1
-	for i < len(args) {
-		a := args[i]
-		if strings.HasPrefix(a, "-") {
-			if !strings.Contains(a, "=") && !isBool(app.Flags, a) && i+1 < len(args) {
-				i++
-			}
-			i++
-			continue
-		}
-		next := findCommand(cmds, a)
-		if next == nil {
-			break
-		}
-		cmd, cmds = next, next.Subcommands
-		i++
-		if len(cmds) == 0 {
-			break
-		}
-	}
+	cmd, i := commandOf(app, args)
 	if cmd == nil || len(cmd.Subcommands) > 0 {
 		return args
 	}
@@ -59,6 +37,34 @@ func flagsFirst(app *cli.App, args []string) []string {
 	}
 	out := append(append([]string{}, args[:i]...), flags...)
 	return append(out, positional...)
+}
+
+// commandOf finds the (sub)command the arguments name, past global flags,
+// and the index of the first argument after its name (nil if none).
+func commandOf(app *cli.App, args []string) (*cli.Command, int) {
+	cmds := app.Commands
+	var cmd *cli.Command
+	i := 1
+	for i < len(args) {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			if !strings.Contains(a, "=") && !isBool(app.Flags, a) && i+1 < len(args) {
+				i++
+			}
+			i++
+			continue
+		}
+		next := findCommand(cmds, a)
+		if next == nil {
+			break
+		}
+		cmd, cmds = next, next.Subcommands
+		i++
+		if len(cmds) == 0 {
+			break
+		}
+	}
+	return cmd, i
 }
 
 func findCommand(cmds []*cli.Command, name string) *cli.Command {

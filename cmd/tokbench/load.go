@@ -60,16 +60,11 @@ func doLoad(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s := &load.Session{Workload: in.workload, SLOs: in.slos, Rate: spec.Rate,
-		Watch: load.Monitor{Floor: c.Float64("expect-ts"), DropPct: c.Float64("drop-threshold"), DriftPct: c.Float64("drift-threshold"), Warmup: 3}}
-	var closeEvents func()
-	if s.Watch.Log, closeEvents, err = eventLog(c.String("events")); err != nil {
+	s, closeEvents, err := loadSession(c, in, spec.Rate)
+	if err != nil {
 		return err
 	}
 	defer closeEvents()
-	if out := c.String("out"); out != "" {
-		s.Done = func(r *load.Result) error { return record.Append(out, r.Lines(in.workload, provenance())...) }
-	}
 	sampler, stopSampling, err := startSampling(c)
 	if err != nil {
 		return err
@@ -97,6 +92,20 @@ func doLoad(c *cli.Context) error {
 		runErr = err
 	}
 	return loadEnd(c, s.Events, runErr)
+}
+
+// loadSession is how the flags ask a load test's scenarios to be run,
+// watched and written.
+func loadSession(c *cli.Context, in *served, rate float64) (*load.Session, func(), error) {
+	s := &load.Session{Workload: in.workload, SLOs: in.slos, Rate: rate,
+		Watch: load.Monitor{Floor: c.Float64("expect-ts"), DropPct: c.Float64("drop-threshold"), DriftPct: c.Float64("drift-threshold"), Warmup: 3}}
+	if out := c.String("out"); out != "" {
+		s.Done = func(r *load.Result) error { return record.Append(out, r.Lines(in.workload, provenance())...) }
+	}
+	var closeEvents func()
+	var err error
+	s.Watch.Log, closeEvents, err = eventLog(c.String("events"))
+	return s, closeEvents, err
 }
 
 // serveMetrics serves the live Prometheus figures at addr (none if

@@ -38,44 +38,7 @@ func run(args []string) int {
 		<-ctx.Done()
 		stop()
 	}()
-	app := &cli.App{
-		Name:    "tokbench",
-		Usage:   "benchmark LLM token throughput on llama.cpp (CPU, CUDA, Metal)",
-		Version: version,
-		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "backend-dir", Usage: "folder with GPU backend libraries (libggml-cuda.so ...); default $TOKBENCH_BACKEND_DIR, the binary's folder, ../lib/tokbench"},
-			&cli.BoolFlag{Name: "verbose", Usage: "show llama.cpp's log"},
-		},
-		Before: func(c *cli.Context) error {
-			lvl := engine.LogError
-			if c.Bool("verbose") {
-				lvl = engine.LogInfo
-			}
-			engine.Init(engine.Options{BackendDirs: c.StringSlice("backend-dir"), Log: lvl})
-			return nil
-		},
-		Commands: []*cli.Command{
-			runCommand(),
-			sweepCommand(),
-			loadCommand(),
-			capacityCommand(),
-			reportCommand(),
-			baselineCommand(),
-			workerCommand(),
-			synthCommand(),
-			quantizeCommand(),
-			devicesCommand(),
-			probeCommand(),
-			infoCommand(),
-		},
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr(err)
-		},
-		ExitErrHandler: func(*cli.Context, error) {},
-	}
-	for _, cmd := range app.Commands {
-		cmd.OnUsageError = app.OnUsageError
-	}
+	app := newApp()
 	err := app.RunContext(ctx, flagsFirst(app, args))
 	if err == nil {
 		return 0
@@ -93,6 +56,36 @@ func run(args []string) int {
 		return exitUsage
 	}
 	return exitFail
+}
+
+func newApp() *cli.App {
+	app := &cli.App{
+		Name:    "tokbench",
+		Usage:   "benchmark LLM token throughput on llama.cpp (CPU, CUDA, Metal)",
+		Version: version,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "backend-dir", Usage: "folder with GPU backend libraries (libggml-cuda.so ...); default $TOKBENCH_BACKEND_DIR, the binary's folder, ../lib/tokbench"},
+			&cli.BoolFlag{Name: "verbose", Usage: "show llama.cpp's log"},
+		},
+		Before: func(c *cli.Context) error {
+			lvl := engine.LogError
+			if c.Bool("verbose") {
+				lvl = engine.LogInfo
+			}
+			engine.Init(engine.Options{BackendDirs: c.StringSlice("backend-dir"), Log: lvl})
+			return nil
+		},
+		Commands: []*cli.Command{runCommand(), sweepCommand(), loadCommand(), capacityCommand(), reportCommand(), baselineCommand(),
+			workerCommand(), synthCommand(), quantizeCommand(), devicesCommand(), probeCommand(), infoCommand()},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageErr(err)
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+	for _, cmd := range app.Commands {
+		cmd.OnUsageError = app.OnUsageError
+	}
+	return app
 }
 
 var errInterrupted = errors.New("interrupted")

@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/tokbench/tokbench/report"
 
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/preset"
@@ -44,14 +45,43 @@ func doSynth(c *cli.Context) error {
 	if out == "" {
 		return usagef("no output file: give --out FILE.gguf")
 	}
+	s, err := shapeFromFlags(c)
+	if err != nil {
+		return err
+	}
+	if _, _, err := gguf.ParseFileType(c.String("type")); err != nil {
+		return usageErr(err)
+	}
+	start := time.Now()
+	last := time.Now()
+	err = engine.Synthesize(s, out, engine.SynthOptions{
+		Type: c.String("type"), Seed: c.Uint64("seed"), Threads: c.Int("threads"),
+		Progress: func(done, total int64) {
+			if time.Since(last) > time.Second {
+				fmt.Fprintf(os.Stderr, "\r%5.1f%% of %.2f GiB", 100*float64(done)/float64(total), float64(total)/(1<<30))
+				last = time.Now()
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	st, _ := os.Stat(out)
+	fmt.Fprintf(os.Stderr, "\rwrote %s: %s %s, %d params, %.1f MiB in %.1fs\n", out, s.Name, c.String("type"), s.Params(), float64(st.Size())/(1<<20), time.Since(start).Seconds())
+	return nil
+}
+
+// shapeFromFlags is the --preset's shape with the dimensions given as
+// flags in its place, or a custom shape of those dimensions.
+func shapeFromFlags(c *cli.Context) (preset.Shape, error) {
 	s := preset.Shape{Name: "custom", NCtxTrain: 4096, RopeBase: 10000}
 	if c.IsSet("preset") {
 		var err error
 		if s, err = preset.Lookup(c.String("preset")); err != nil {
-			return usageErr(err)
+			return s, usageErr(err)
 		}
 	} else if !c.IsSet("n-embd") {
-		return usagef("give --preset NAME (%s) or the dimensions (--n-embd, --n-layer, ...)", strings.Join(preset.Names(), ", "))
+		return s, usagef("give --preset NAME (%s) or the dimensions (--n-embd, --n-layer, ...)", strings.Join(preset.Names(), ", "))
 	}
 	for name, dst := range map[string]*int{"n-vocab": &s.NVocab, "n-embd": &s.NEmbd, "n-layer": &s.NLayer, "n-ff": &s.NFF,
 		"n-head": &s.NHead, "n-head-kv": &s.NHeadKV, "n-ctx-train": &s.NCtxTrain} {
@@ -69,28 +99,9 @@ func doSynth(c *cli.Context) error {
 		s.NVocab = 32000
 	}
 	if err := s.Check(); err != nil {
-		return usageErr(err)
+		return s, usageErr(err)
 	}
-	if _, _, err := gguf.ParseFileType(c.String("type")); err != nil {
-		return usageErr(err)
-	}
-	start := time.Now()
-	last := time.Now()
-	err := engine.Synthesize(s, out, engine.SynthOptions{
-		Type: c.String("type"), Seed: c.Uint64("seed"), Threads: c.Int("threads"),
-		Progress: func(done, total int64) {
-			if time.Since(last) > time.Second {
-				fmt.Fprintf(os.Stderr, "\r%5.1f%% of %.2f GiB", 100*float64(done)/float64(total), float64(total)/(1<<30))
-				last = time.Now()
-			}
-		},
-	})
-	if err != nil {
-		return err
-	}
-	st, _ := os.Stat(out)
-	fmt.Fprintf(os.Stderr, "\rwrote %s: %s %s, %d params, %.1f MiB in %.1fs\n", out, s.Name, c.String("type"), s.Params(), float64(st.Size())/(1<<20), time.Since(start).Seconds())
-	return nil
+	return s, nil
 }
 
 func quantizeCommand() *cli.Command {
@@ -142,19 +153,7 @@ func infoCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("%s: GGUF v%d, %d tensors, %d metadata keys, %.1f MiB\n", path, f.Version, len(f.Tensors), len(f.KV), float64(f.Size)/(1<<20))
-			fmt.Printf("arch %s: %d layers, embd %d, ff %d, heads %d/%d (KV), vocab %d, trained context %d, tied output %v\n",
-				h.Arch, h.NLayer, h.NEmbd, h.NFF, h.NHead, h.NHeadKV, h.NVocab, h.NCtxTrain, h.TiedOutput)
-			byType := f.BytesByType()
-			var names []string
-			for n := range byType {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				fmt.Printf("  %-8s %10.2f MiB\n", n, float64(byType[n])/(1<<20))
-			}
-			return nil
+			return report.ModelInfo(os.Stdout, path, f, h)
 		},
 	}
 }

@@ -77,13 +77,38 @@ func specFromFlags(c *cli.Context) (*sweep.Spec, error) {
 			return nil, err
 		}
 	}
+	if err := axesFromFlags(c, s); err != nil {
+		return nil, err
+	}
+	set := func(name string, apply func()) {
+		if c.IsSet(name) {
+			apply()
+		}
+	}
+	set("filter", func() { s.Filter = sweep.Strs(c.StringSlice("filter")...) })
+	set("quantize-from", func() { s.QuantizeFrom = c.String("quantize-from") })
+	set("split-mode", func() { s.SplitMode = c.String("split-mode") })
+	set("main-gpu", func() { s.MainGPU = c.Int("main-gpu") })
+	set("no-mmap", func() { s.Mmap = !c.Bool("no-mmap") })
+	set("repetitions", func() { s.Repetitions = c.Int("repetitions") })
+	set("no-warmup", func() { s.Warmup = !c.Bool("no-warmup") })
+	set("timeout", func() { s.Timeout = sweep.Duration{Duration: c.Duration("timeout")} })
+	set("seed", func() { s.Seed = c.Uint64("seed") })
+	if err := s.Validate(); err != nil {
+		return nil, usageErr(err)
+	}
+	return s, nil
+}
+
+// axesFromFlags sets the spec's axes that flags give.
+func axesFromFlags(c *cli.Context, s *sweep.Spec) error {
 	ints := map[string]*sweep.IntAxis{"n-prompt": &s.NPrompt, "n-gen": &s.NGen, "n-depth": &s.NDepth, "parallel": &s.Parallel,
 		"batch-size": &s.NBatch, "ubatch-size": &s.NUBatch, "threads": &s.Threads, "n-gpu-layers": &s.NGPULayers}
 	for name, ax := range ints {
 		if c.IsSet(name) {
 			v, err := sweep.ParseInts(c.String(name))
 			if err != nil {
-				return nil, usagef("--%s: %v", name, err)
+				return usagef("--%s: %v", name, err)
 			}
 			*ax = sweep.Ints(v...)
 		}
@@ -95,37 +120,7 @@ func specFromFlags(c *cli.Context) (*sweep.Spec, error) {
 			*ax = sweep.Strs(splitList(c.String(name))...)
 		}
 	}
-	if c.IsSet("filter") {
-		s.Filter = sweep.Strs(c.StringSlice("filter")...)
-	}
-	if c.IsSet("quantize-from") {
-		s.QuantizeFrom = c.String("quantize-from")
-	}
-	if c.IsSet("split-mode") {
-		s.SplitMode = c.String("split-mode")
-	}
-	if c.IsSet("main-gpu") {
-		s.MainGPU = c.Int("main-gpu")
-	}
-	if c.IsSet("no-mmap") {
-		s.Mmap = !c.Bool("no-mmap")
-	}
-	if c.IsSet("repetitions") {
-		s.Repetitions = c.Int("repetitions")
-	}
-	if c.IsSet("no-warmup") {
-		s.Warmup = !c.Bool("no-warmup")
-	}
-	if c.IsSet("timeout") {
-		s.Timeout = sweep.Duration{Duration: c.Duration("timeout")}
-	}
-	if c.IsSet("seed") {
-		s.Seed = c.Uint64("seed")
-	}
-	if err := s.Validate(); err != nil {
-		return nil, usageErr(err)
-	}
-	return s, nil
+	return nil
 }
 
 func splitList(s string) []string {
