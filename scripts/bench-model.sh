@@ -7,5 +7,5 @@ CACHE=${TOKBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokbench}
 MODEL=${MODEL:-$CACHE/bench-$PRESET-$TYPE.gguf}
 if [ ! -f "$MODEL" ]; then
   mkdir -p "$(dirname "$MODEL")"
-  bin/tokbench synth --preset "$PRESET" --type "$TYPE" -o "$MODEL"
+  bin/tokbench synth --preset "$PRESET" --type "$TYPE" --out "$MODEL"
 fi

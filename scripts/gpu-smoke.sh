@@ -29,7 +29,7 @@ export TOKBENCH_CACHE=${TOKBENCH_CACHE:-$out/cache}
 "$tb" devices
 
 model=$TOKBENCH_CACHE/smoke-llama-1b-q4_k_m.gguf
-[ -f "$model" ] || "$tb" synth --preset llama-1b --type q4_k_m -o "$model"
+[ -f "$model" ] || "$tb" synth --preset llama-1b --type q4_k_m --out "$model"
 
 "$tb" run -m "$model" -ngl 99 -p 512 -n 128 -r 3 --telemetry-out "$out/run-telemetry.jsonl" -o jsonl > "$out/run.jsonl"
 "$tb" sweep -m "$model" -ngl 99 -p 512 -n 128 -d 0,2048 --parallel 1,8 -r 3 \
