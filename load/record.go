@@ -10,7 +10,7 @@ import (
 // Result is one scenario's run, as written to a results file.
 type Result struct {
 	Scenario string    `json:"scenario"`
-	Loop     string    `json:"loop"` // closed, open
+	Loop     Loop      `json:"loop"`
 	Slots    int       `json:"slots"`
 	Clients  int       `json:"concurrency,omitempty"`
 	Rate     float64   `json:"rate,omitempty"`
@@ -20,6 +20,15 @@ type Result struct {
 	Timeline []Second  `json:"timeline"`
 	Requests []*Served `json:"requests,omitempty"`
 }
+
+// Loop is how requests arrive.
+type Loop string
+
+// Loops.
+const (
+	ClosedLoop Loop = "closed" // each client sends its next request when the last is done
+	OpenLoop   Loop = "open"   // requests arrive at their times, whatever is in flight
+)
 
 // Kind says what a line of a load results file holds.
 type Kind string

@@ -103,10 +103,10 @@ func RunScenario(ctx context.Context, srv Server, sc Scenario, slos []SLO, win W
 		}
 	}
 	legit, abusive := Split(outs)
-	run := &Result{Scenario: sc.Name, Loop: "closed", Slots: sc.Options.Slots, Clients: sc.Options.Concurrency, Guards: sc.Options.Guards,
+	run := &Result{Scenario: sc.Name, Loop: ClosedLoop, Slots: sc.Options.Slots, Clients: sc.Options.Concurrency, Guards: sc.Options.Guards,
 		Summary: Tally(legit, secs, overhead, slos), Timeline: timeline, Requests: outs}
 	if sc.Options.Concurrency == 0 {
-		run.Loop = "open"
+		run.Loop = OpenLoop
 	}
 	if len(abusive) > 0 {
 		a := Tally(abusive, secs, overhead, nil)

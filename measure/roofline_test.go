@@ -52,7 +52,7 @@ func TestRooflineOnAKnownModel(t *testing.T) {
 	}
 	// Without a probe, a CPU record has no ceiling and no roofline is made up.
 	recs[0].Roofline = nil
-	if err := record.Annotate(recs, &roofline.Cache{Dir: t.TempDir()}); err != nil || recs[0].Roofline.Verdict != "no ceiling" {
+	if err := record.Annotate(recs, &roofline.Cache{Dir: t.TempDir()}); err != nil || recs[0].Roofline.Verdict != roofline.NoCeiling {
 		t.Errorf("no probe: %v %+v", err, recs[0].Roofline)
 	}
 }

@@ -36,7 +36,7 @@ func WriteLoadRuns(w io.Writer, format string, wl load.Workload, runs []load.Res
 
 func loadRun(out io.Writer, wl load.Workload, r load.Result) error {
 	loop := fmt.Sprintf("closed loop, %d clients", r.Clients)
-	if r.Loop == "open" {
+	if r.Loop == load.OpenLoop {
 		loop = fmt.Sprintf("open loop, %g/s", r.Rate)
 	}
 	s := r.Summary

@@ -74,7 +74,7 @@ func workloadName(l *load.Line) string {
 func loadLabel(l *load.Line) string {
 	r := l.Run
 	at := fmt.Sprintf("c=%d", r.Clients)
-	if r.Loop == "open" {
+	if r.Loop == load.OpenLoop {
 		at = fmt.Sprintf("%g/s", r.Rate)
 	}
 	return fmt.Sprintf("%s %s %s", workloadName(l), r.Scenario, at)
@@ -92,13 +92,13 @@ func loadGrids(lines []load.Line) []grid {
 		l := &lines[i]
 		if r := l.Run; r != nil {
 			s, at, abused := r.Summary, fmt.Sprint(r.Clients), "-"
-			if r.Loop == "open" {
+			if r.Loop == load.OpenLoop {
 				at = fmt.Sprintf("%g/s", r.Rate)
 			}
 			if r.Abusive != nil {
 				abused = fmt.Sprintf("%d/%d", r.Abusive.Completed, r.Abusive.Rejected)
 			}
-			runs.rows = append(runs.rows, []string{workloadName(l), r.Scenario, r.Loop, at, fmt.Sprint(r.Slots), fmt.Sprint(s.Completed), fmt.Sprint(s.Rejected),
+			runs.rows = append(runs.rows, []string{workloadName(l), r.Scenario, string(r.Loop), at, fmt.Sprint(r.Slots), fmt.Sprint(s.Completed), fmt.Sprint(s.Rejected),
 				fmt.Sprintf("%.2f", s.RequestsPerS), f1(s.OutputTps), f1(s.PerUserTs.P50), f1(s.TTFTMs.P50), f1(s.TTFTMs.P99), f1(s.ITLMs.P50), f1(s.ITLMs.P99),
 				fmt.Sprintf("%.2f", s.Goodput), abused, fmt.Sprintf("%.2f", s.SchedulerPct)})
 		}
@@ -156,7 +156,7 @@ func loadCharts(lines []load.Line) []chart {
 				b.xs, b.ys = append(b.xs, float64(s.T)), append(b.ys, float64(s.Queue))
 			}
 			tps, queue = append(tps, a), append(queue, b)
-			if r.Loop == "closed" && r.Abusive == nil {
+			if r.Loop == load.ClosedLoop && r.Abusive == nil {
 				add(workloadName(l), float64(r.Clients), r.Summary)
 			}
 		}

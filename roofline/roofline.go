@@ -60,6 +60,7 @@ const (
 	ComputeBound    = "compute-bound"
 	SoftwareLimited = "software-limited"
 	Throttled       = "throttled"
+	NoCeiling       = "no ceiling" // no peak known: the efficiency cannot be said
 )
 
 // Efficient is the share of the ceiling above which a run is taken to be
@@ -101,7 +102,7 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 	case a.FlopCeilingTs > 0:
 		a.CeilingTs, a.Bound = a.FlopCeilingTs, "compute"
 	default:
-		a.Verdict, a.Why = "no ceiling", "no peak bandwidth or throughput known for this device: run tokbench probe"
+		a.Verdict, a.Why = NoCeiling, "no peak bandwidth or throughput known for this device: run tokbench probe"
 		return a
 	}
 	a.Efficiency = in.MeasuredTs / a.CeilingTs

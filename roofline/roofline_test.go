@@ -80,7 +80,7 @@ func TestVerdictsFromTelemetry(t *testing.T) {
 	if v := Analyze(in, dev).Verdict; v != Throttled {
 		t.Errorf("throttled: %s", v)
 	}
-	if a := Analyze(in, Peaks{}); a.Verdict != "no ceiling" {
+	if a := Analyze(in, Peaks{}); a.Verdict != NoCeiling {
 		t.Errorf("no peaks: %s", a.Verdict)
 	}
 }
