@@ -18,35 +18,70 @@ import (
 	"github.com/tokbench/tokbench/stats"
 )
 
-// File is one hardware class's baseline.
+// Version is the baseline file format: 2 keys points by what they
+// measure (Identity), 1 (unnumbered) by the model's name and every setting.
+const Version = 2
+
+// File is one hardware class's baseline, pooled from every results file
+// merged into it (several machines of the class, several days).
 type File struct {
+	Version  int               `json:"version"`
 	Class    string            `json:"class"`
 	Software map[string]string `json:"software"` // llama.cpp commit, ollama, tokbench: recorded beside the class
 	Updated  time.Time         `json:"updated"`
-	Points   map[string]*Point `json:"points"`
+	Points   map[string]*Point `json:"points"` // by Identity
 }
 
-// Point is the baseline of one point: its samples and what is expected.
+// Point is the baseline of one point: the runs merged into it, their
+// samples, and what is expected of a new run.
 type Point struct {
 	Test      string    `json:"test"`
 	Model     string    `json:"model"`
-	SamplesTs []float64 `json:"samples_ts"`
+	Runs      []Run     `json:"runs"`
+	SamplesTs []float64 `json:"samples_ts"` // the newest, pooled over the runs
 	MedianTs  float64   `json:"median_ts"`
 	MADTs     float64   `json:"mad_ts"` // median absolute deviation, scaled to a normal's sigma
 	Low       float64   `json:"expected_low_ts"`
 	High      float64   `json:"expected_high_ts"`
+	// Spread says what the range was made from: the spread of the runs'
+	// medians (between-run variance, what a new run varies by) once there
+	// are MinRuns runs, else the pooled samples' spread (within-run, too
+	// narrow to vouch for).
+	Spread string `json:"spread"`
 }
 
-// maxSamples bounds a point's history: the newest are kept.
-const maxSamples = 50
-
-// Key names a record's point across machines: the model as the sweep
-// named it (or the file's base name) and every setting, not the path.
-func Key(r *record.Record) string {
-	k := r.Key
-	k.Model = cmpOr(r.ModelID, filepath.Base(r.ModelFile))
-	return k.String()
+// Run is one record merged into a point.
+type Run struct {
+	Host     string    `json:"host,omitempty"`
+	When     time.Time `json:"when"`
+	MedianTs float64   `json:"median_ts"`
+	Samples  int       `json:"samples"`
 }
+
+// Spreads a range is made from.
+const (
+	BetweenRuns = "between runs"
+	WithinRuns  = "within runs: fewer than 3 runs, so the range may be too narrow; merge more runs (machines, days)"
+)
+
+// MinRuns is how many runs a point needs before its range comes from the
+// runs' medians.
+const MinRuns = 3
+
+// Machines is how many hosts the point's runs came from.
+func (p *Point) Machines() int {
+	hosts := map[string]bool{}
+	for _, r := range p.Runs {
+		hosts[r.Host] = true
+	}
+	return len(hosts)
+}
+
+// maxSamples and maxRuns bound a point's history: the newest are kept.
+const (
+	maxSamples = 50
+	maxRuns    = 50
+)
 
 // ClassOf is the one hardware class of a set of records.
 func ClassOf(recs []record.Record) (string, error) {
@@ -85,6 +120,9 @@ func Load(dir, class string) (*File, error) {
 	if f.Class != class {
 		return nil, fmt.Errorf("baseline %s is for class %s, not %s", path(dir, class), f.Class, class)
 	}
+	if f.Version != Version {
+		return nil, fmt.Errorf("baseline %s is of format %d (this tokbench reads %d: points by what they measure, not by file name): create it again with tokbench baseline create", path(dir, class), f.Version, Version)
+	}
 	return &f, nil
 }
 
@@ -102,16 +140,17 @@ func (f *File) Save(dir string) (string, error) {
 	return p, os.Rename(tmp, p)
 }
 
-// Merge adds records' samples to a baseline (nil: a new one) and sets
-// each point's expected range: the median plus or minus the larger of 3
-// robust sigmas and minEffect of the median.
+// Merge adds records' samples to a baseline (nil: a new one), each record
+// a run of its point, and sets each point's expected range: the median
+// plus or minus the larger of 3 robust sigmas and minEffect of the
+// median, the sigma from the runs' medians once there are MinRuns of them.
 func Merge(f *File, recs []record.Record, minEffect float64) (*File, error) {
 	class, err := ClassOf(recs)
 	if err != nil {
 		return nil, err
 	}
 	if f == nil {
-		f = &File{Class: class, Points: map[string]*Point{}}
+		f = &File{Version: Version, Class: class, Points: map[string]*Point{}}
 	}
 	if f.Class != class {
 		return nil, fmt.Errorf("results are of class %s, the baseline of %s", class, f.Class)
@@ -121,24 +160,39 @@ func Merge(f *File, recs []record.Record, minEffect float64) (*File, error) {
 		if r.Status != record.StatusOK || len(r.SamplesTs) == 0 {
 			continue
 		}
-		k := Key(r)
+		k := Identity(r)
 		p := f.Points[k]
 		if p == nil {
-			p = &Point{Test: r.Test, Model: cmpOr(r.ModelID, filepath.Base(r.ModelFile))}
+			p = &Point{Test: r.Test, Model: name(r)}
 			f.Points[k] = p
 		}
-		p.SamplesTs = append(p.SamplesTs, r.SamplesTs...)
-		if len(p.SamplesTs) > maxSamples {
-			p.SamplesTs = p.SamplesTs[len(p.SamplesTs)-maxSamples:]
-		}
-		p.MedianTs, p.MADTs = stats.Median(p.SamplesTs), stats.MAD(p.SamplesTs)
-		half := math.Max(3*p.MADTs, minEffect*p.MedianTs)
-		p.Low, p.High = p.MedianTs-half, p.MedianTs+half
+		p.add(r, minEffect)
 		f.Software = map[string]string{"llama.cpp": r.BuildCommit, "ollama": r.OllamaVersion, "tokbench": r.Tool}
 	}
 	f.Updated = time.Now().UTC().Truncate(time.Second)
 	return f, nil
 }
+
+func (p *Point) add(r *record.Record, minEffect float64) {
+	p.Runs = append(p.Runs, Run{Host: r.HostName, When: r.TestTime, MedianTs: stats.Median(r.SamplesTs), Samples: len(r.SamplesTs)})
+	p.SamplesTs = append(p.SamplesTs, r.SamplesTs...)
+	p.Runs = p.Runs[max(0, len(p.Runs)-maxRuns):]
+	p.SamplesTs = p.SamplesTs[max(0, len(p.SamplesTs)-maxSamples):]
+	p.MedianTs, p.MADTs, p.Spread = stats.Median(p.SamplesTs), stats.MAD(p.SamplesTs), WithinRuns
+	if len(p.Runs) >= MinRuns {
+		medians := make([]float64, len(p.Runs))
+		for i, run := range p.Runs {
+			medians[i] = run.MedianTs
+		}
+		p.MedianTs, p.MADTs, p.Spread = stats.Median(medians), stats.MAD(medians), BetweenRuns
+	}
+	half := math.Max(3*p.MADTs, minEffect*p.MedianTs)
+	p.Low, p.High = p.MedianTs-half, p.MedianTs+half
+}
+
+// name is how a point's model is shown: as the sweep named it, else the
+// file's name.
+func name(r *record.Record) string { return cmpOr(r.ModelID, filepath.Base(r.ModelFile)) }
 
 func cmpOr(a, b string) string {
 	if a != "" {
@@ -186,7 +240,7 @@ func Compare(f *File, recs []record.Record, alpha, minEffect float64) ([]Row, er
 		if r.Status != record.StatusOK || len(r.SamplesTs) == 0 {
 			continue
 		}
-		row := Row{Key: Key(r), Test: r.Test, Model: cmpOr(r.ModelID, filepath.Base(r.ModelFile))}
+		row := Row{Key: Identity(r), Test: r.Test, Model: name(r)}
 		row.New = stats.Median(r.SamplesTs)
 		p := f.Points[row.Key]
 		if p == nil {
@@ -209,6 +263,17 @@ func Compare(f *File, recs []record.Record, alpha, minEffect float64) ([]Row, er
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Model < rows[j].Model })
 	return rows, nil
+}
+
+// Matched counts the rows that had a baseline point.
+func Matched(rows []Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Verdict != NoBaseline {
+			n++
+		}
+	}
+	return n
 }
 
 // Classes lists the classes that have baselines in dir.

@@ -23,7 +23,11 @@ func recs(cpu string, scale float64, noise []float64) []record.Record {
 				s[j] *= 1 + noise[j]
 			}
 		}
-		out = append(out, record.Record{Key: point.Key{Model: "/models/m.gguf", NPrompt: 512 * (1 - i), NGen: 128 * i}, Test: test, Status: record.StatusOK, Machine: record.Machine{Backend: "CPU", CPUInfo: cpu}, Model: record.Model{ModelFile: "/models/m.gguf"}, Settings: record.Settings{NThreads: 8}, Result: record.Result{SamplesTs: s}})
+		r := record.Record{Key: point.Key{Model: "/models/m.gguf", NPrompt: 512 * (1 - i), NGen: 128 * i, Reps: 5}, Test: test, Status: record.StatusOK}
+		r.Backend, r.CPUInfo, r.HostName = "CPU", cpu, "box-1"
+		r.ModelFile, r.ModelParams, r.ModelFileType, r.ModelSHA256 = "/models/m.gguf", 8e9, "q4_0", "5eed"
+		r.NThreads, r.NPrompt, r.NGen, r.SamplesTs = 8, 512*(1-i), 128*i, s
+		out = append(out, r)
 	}
 	return out
 }
@@ -36,7 +40,7 @@ func TestBaselineCompare(t *testing.T) {
 	if f.Class != "cpu-xeon-8t" || len(f.Points) != 2 {
 		t.Fatalf("baseline %+v", f)
 	}
-	p := f.Points[point.Key{Model: "m.gguf", NPrompt: 512}.String()]
+	p := f.Points[Identity(&recs("Xeon", 1, nil)[0])]
 	if p == nil || p.MedianTs != 1000 || p.Low > 950 || p.High < 1050 {
 		t.Fatalf("point %+v", p)
 	}
@@ -64,7 +68,35 @@ func TestBaselineCompare(t *testing.T) {
 		t.Error("merged another class")
 	}
 	f2, _ := Merge(f, recs("Xeon", 1, nil), 0.05)
-	if n := len(f2.Points[point.Key{Model: "m.gguf", NGen: 128}.String()].SamplesTs); n != 10 {
-		t.Errorf("merge kept %d samples, want 10", n)
+	if p := f2.Points[Identity(&recs("Xeon", 1, nil)[1])]; len(p.SamplesTs) != 10 || len(p.Runs) != 2 || p.Spread != WithinRuns {
+		t.Errorf("merge kept %d samples of %d runs (%s), want 10 of 2", len(p.SamplesTs), len(p.Runs), p.Spread)
+	}
+}
+
+// A point is what it measures: the same file under another path and name
+// (and measured with other repetitions) matches; another file does not.
+func TestIdentityTravels(t *testing.T) {
+	f, _ := Merge(nil, recs("Xeon", 1, nil), 0.05)
+	moved := recs("Xeon", 1, nil)
+	for i := range moved {
+		moved[i].ModelFile, moved[i].ModelID, moved[i].Key.Reps, moved[i].HostName = "/elsewhere/renamed.gguf", "my-model", 7, "box-2"
+	}
+	rows, _ := Compare(f, moved, 0.05, 0.05)
+	if Matched(rows) != 2 {
+		t.Errorf("moved and renamed: %+v", rows)
+	}
+	other := recs("Xeon", 1, nil)
+	other[0].ModelSHA256 = "f1ipped"
+	rows, _ = Compare(f, other, 0.05, 0.05)
+	if Matched(rows) != 1 || rows[0].Verdict != NoBaseline && rows[1].Verdict != NoBaseline {
+		t.Errorf("another file: %+v", rows)
+	}
+	// Pooled: three runs make the range of the runs' medians, from both
+	// machines.
+	f, _ = Merge(f, moved, 0.05)
+	f, _ = Merge(f, recs("Xeon", 1.01, nil), 0.05)
+	p := f.Points[Identity(&moved[1])]
+	if len(p.Runs) != 3 || p.Machines() != 2 || p.Spread != BetweenRuns || p.MedianTs != 50 {
+		t.Errorf("pooled point %+v", p)
 	}
 }

@@ -27,12 +27,14 @@ type Host struct {
 	CacheL3      string `json:"cache_l3,omitempty"`
 	OS           string `json:"os"`
 	Arch         string `json:"arch"`
+	Name         string `json:"hostname,omitempty"`
 }
 
 // ReadHost reads the host description from /proc and /sys (Linux); other
 // systems get what the Go runtime knows.
 func ReadHost() Host {
 	h := Host{Threads: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	h.Name, _ = os.Hostname()
 	h.CPUModel, h.Cores = cpuinfo("/proc/cpuinfo")
 	if h.Cores == 0 {
 		h.Cores = h.Threads

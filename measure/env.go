@@ -23,6 +23,7 @@ type Env struct {
 	Devices     []gpu.Device
 	CPUFeatures string
 	GPUs        []gpu.GPU // NVML's profiles; empty without NVML
+	CacheDir    string    // where model digests are kept ("": nowhere)
 }
 
 // DescribeEnv reads the environment (engine.Init first). The GPU profile
@@ -30,6 +31,7 @@ type Env struct {
 func DescribeEnv(version string) Env {
 	env := Env{Version: version, Host: gpu.ReadHost(), Devices: engine.Devices(), CPUFeatures: engine.CPUFeatures()}
 	env.GPUs, _ = telemetry.ReadProfiles()
+	env.CacheDir, _ = CacheDir()
 	return env
 }
 
@@ -101,7 +103,7 @@ func fill(r record.Record, p point.Point, meta engine.Meta, env Env) record.Reco
 	r.BuildCommit, r.OllamaVersion = engine.LlamaCommit, engine.OllamaVersion
 	r.Tool = "tokbench " + env.Version
 	r.CPUInfo, r.CPUFeatures = env.Host.CPUModel, env.CPUFeatures
-	r.HostThreads, r.HostMemory = env.Host.Threads, env.Host.MemTotal
+	r.HostThreads, r.HostMemory, r.HostName = env.Host.Threads, env.Host.MemTotal, env.Host.Name
 	r.GPUProfile = env.GPUs
 	for _, d := range env.Devices {
 		r.Devices = append(r.Devices, d.Description)

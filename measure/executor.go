@@ -102,6 +102,7 @@ type Executor struct {
 
 	model    *engine.Model
 	modelKey point.ModelKey
+	digest   string // the loaded model file's SHA-256
 	sess     *session
 	rawTs    map[point.Key]float64 // raw tg t/s, for sampling cost
 }
@@ -141,6 +142,7 @@ func (e *Executor) Run(ctx context.Context, tests []point.Point, emit func(r rec
 			e.closeSession()
 		}
 		r := fill(*rec, p, e.meta(), e.Env)
+		r.ModelSHA256 = e.digest
 		if err := emit(r, err); err != nil {
 			return err
 		}
@@ -166,6 +168,9 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 			return nil, err
 		}
 		e.model, e.modelKey = m, p.ModelKey()
+		// The file's content names the model in baselines; a file that
+		// cannot be hashed is measured all the same, without that name.
+		e.digest, _ = ModelDigest(p.Model, e.Env.CacheDir)
 		ph.LoadMs += ms(time.Since(t0))
 	}
 	if e.sess == nil || e.sess.key != p.ContextKey() || e.sess.opts.NCtx < p.NCtx() {
@@ -309,7 +314,7 @@ func (e *Executor) close() {
 	e.closeSession()
 	if e.model != nil {
 		e.model.Close()
-		e.model, e.modelKey = nil, point.ModelKey{}
+		e.model, e.modelKey, e.digest = nil, point.ModelKey{}, ""
 	}
 }
 

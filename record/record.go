@@ -57,6 +57,7 @@ type Machine struct {
 	CPUFeatures string    `json:"cpu_features"`
 	HostThreads int       `json:"host_threads"`
 	HostMemory  uint64    `json:"host_memory"`
+	HostName    string    `json:"host_name,omitempty"`
 	GPUProfile  []gpu.GPU `json:"gpu_profile,omitempty"`
 }
 
@@ -70,6 +71,7 @@ type Model struct {
 	ModelParams      uint64 `json:"model_n_params"`
 	ModelFileType    string `json:"model_file_type"`
 	ModelFileSize    int64  `json:"model_file_size"`
+	ModelSHA256      string `json:"model_sha256,omitempty"` // the file's content: its identity in baselines
 	WeightsStepBytes int64  `json:"weights_step_bytes,omitempty"`
 	KVBytesPerToken  int64  `json:"kv_bytes_per_token,omitempty"`
 	FlopParams       int64  `json:"flop_params,omitempty"`

@@ -40,7 +40,8 @@ func Comparison(w io.Writer, class string, rows []baseline.Row) error {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
-	return nil
+	_, err := fmt.Fprintf(w, "%d of %d points matched the baseline\n", baseline.Matched(rows), len(rows))
+	return err
 }
 
 // Baseline writes a baseline file: per point its samples, median and
@@ -48,7 +49,7 @@ func Comparison(w io.Writer, class string, rows []baseline.Row) error {
 func Baseline(w io.Writer, f *baseline.File) error {
 	fmt.Fprintf(w, "class %s, updated %s, %v\n", f.Class, f.Updated.Format("2006-01-02 15:04"), f.Software)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\ttest\tsamples\tmedian t/s\texpected range")
+	fmt.Fprintln(tw, "model\ttest\truns\tmachines\tsamples\tmedian t/s\texpected range\trange from")
 	keys := make([]string, 0, len(f.Points))
 	for k := range f.Points {
 		keys = append(keys, k)
@@ -56,7 +57,7 @@ func Baseline(w io.Writer, f *baseline.File) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		p := f.Points[k]
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f - %.2f\n", p.Model, p.Test, len(p.SamplesTs), p.MedianTs, p.Low, p.High)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2f\t%.2f - %.2f\t%s\n", p.Model, p.Test, len(p.Runs), p.Machines(), len(p.SamplesTs), p.MedianTs, p.Low, p.High, p.Spread)
 	}
 	return tw.Flush()
 }

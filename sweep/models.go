@@ -1,8 +1,6 @@
 package sweep
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -57,7 +55,7 @@ func Models(s *Spec, cacheDir string, log io.Writer) ([]ModelRef, error) {
 		if _, _, err := gguf.Inspect(src); err != nil {
 			return nil, err
 		}
-		sum, err := fileHash(src)
+		sum, err := measure.FileSHA256(src)
 		if err != nil {
 			return nil, fmt.Errorf("hash %s: %w", src, err)
 		}
@@ -80,17 +78,4 @@ func Models(s *Spec, cacheDir string, log io.Writer) ([]ModelRef, error) {
 		return nil, point.Inputf("no models: give -m FILE[,FILE], --synth PRESET[,PRESET] or --quantize-from FILE --types T[,T]")
 	}
 	return out, nil
-}
-
-func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -22,16 +22,17 @@ func baselineCommand() *cli.Command {
 			{
 				Name:      "create",
 				Usage:     "write or merge the baseline of the results' hardware class",
-				UsageText: "tokbench baseline create results.jsonl [--dir baselines]",
+				UsageText: "tokbench baseline create results.jsonl [more.jsonl ...] [--dir baselines]   (runs of several machines or days are pooled)",
 				Flags:     []cli.Flag{dir, effect},
 				Action:    doBaselineCreate,
 			},
 			{
 				Name:      "compare",
 				Usage:     "compare results with their class's baseline; exit 1 on a significant regression",
-				UsageText: "tokbench baseline compare results.jsonl [--dir baselines] [--alpha 0.05] [--min-effect 0.05]",
-				Flags:     []cli.Flag{dir, effect, &cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the Mann-Whitney U test"}},
-				Action:    doBaselineCompare,
+				UsageText: "tokbench baseline compare results.jsonl [--dir baselines] [--alpha 0.05] [--min-effect 0.05] [--require-all]",
+				Flags: []cli.Flag{dir, effect, &cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the Mann-Whitney U test"},
+					&cli.BoolFlag{Name: "require-all", Usage: "fail (exit 1) when any point of the results has no baseline"}},
+				Action: doBaselineCompare,
 			},
 			{
 				Name:      "show",
@@ -47,12 +48,16 @@ func baselineCommand() *cli.Command {
 // baselineInputs reads the results file and the baseline (nil if none)
 // of their hardware class.
 func baselineInputs(c *cli.Context) ([]record.Record, string, *baseline.File, error) {
-	if c.NArg() != 1 {
-		return nil, "", nil, usagef("give one results file (JSONL from run -o jsonl or sweep --out, or llama-bench's JSON)")
+	if c.NArg() < 1 || (c.NArg() > 1 && c.Command.Name != "create") {
+		return nil, "", nil, usagef("give one results file (JSONL from run -o jsonl or sweep --out, or llama-bench's JSON); create takes several")
 	}
-	recs, _, _, err := record.Read(c.Args().First())
-	if err != nil {
-		return nil, "", nil, err
+	var recs []record.Record
+	for _, path := range c.Args().Slice() {
+		rs, _, _, err := record.Read(path)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		recs = append(recs, rs...)
 	}
 	class, err := baseline.ClassOf(recs)
 	if err != nil {
@@ -97,6 +102,13 @@ func doBaselineCompare(c *cli.Context) error {
 	}
 	if bad := baseline.Regressions(rows); len(bad) > 0 {
 		return fmt.Errorf("significant regression (p < %g, at least %.0f%% slower): %s", c.Float64("alpha"), 100*c.Float64("min-effect"), strings.Join(bad, "; "))
+	}
+	matched := baseline.Matched(rows)
+	if matched == 0 {
+		return cli.Exit("tokbench: no point of the results is in the baseline, so nothing was compared: measure the baseline's points (same model file, same settings), or create a baseline of these", exitNothingCompared)
+	}
+	if c.Bool("require-all") && matched < len(rows) {
+		return fmt.Errorf("%d of %d points have no baseline (--require-all): add them with tokbench baseline create", len(rows)-matched, len(rows))
 	}
 	return nil
 }

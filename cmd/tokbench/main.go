@@ -24,6 +24,9 @@ const (
 	exitFail        = 1
 	exitUsage       = 2
 	exitInterrupted = 130
+	// A baseline comparison that matched no point: a gate that compares
+	// nothing must not pass.
+	exitNothingCompared = 3
 )
 
 func main() {
@@ -44,7 +47,10 @@ func run(args []string) int {
 		return 0
 	}
 	var ec cli.ExitCoder
-	if errors.As(err, &ec) && ec.Error() == "" {
+	if errors.As(err, &ec) {
+		if ec.Error() != "" {
+			fmt.Fprintln(os.Stderr, ec.Error())
+		}
 		return ec.ExitCode()
 	}
 	fmt.Fprintln(os.Stderr, "tokbench:", err)

@@ -221,7 +221,10 @@ func writeRecords(t *testing.T, path string, scale float64) {
 		for j := range s {
 			s[j] *= scale * float64(i+1)
 		}
-		b, _ := json.Marshal(record.Record{Key: point.Key{Model: "synth:tiny:q8_0", NPrompt: 512 * (1 - i), NGen: 128 * i}, ModelID: "synth:tiny:q8_0", Test: test, Status: "ok", Machine: record.Machine{Backend: "CPU", CPUInfo: "Test CPU"}, Settings: record.Settings{NThreads: 4}, Result: record.Result{SamplesTs: s}})
+		r := record.Record{Key: point.Key{Model: "synth:tiny:q8_0", NPrompt: 512 * (1 - i), NGen: 128 * i}, ModelID: "synth:tiny:q8_0", Test: test, Status: "ok"}
+		r.Backend, r.CPUInfo, r.NThreads, r.SamplesTs = "CPU", "Test CPU", 4, s
+		r.ModelSHA256, r.NPrompt, r.NGen = "cafe", 512*(1-i), 128*i
+		b, _ := json.Marshal(r)
 		f.Write(append(b, '\n'))
 	}
 }
@@ -246,9 +249,32 @@ func TestBaselineGate(t *testing.T) {
 	if r := tokbench(t, "baseline", "show", "--dir", bdir); r.code != 0 || !strings.Contains(r.stdout, "cpu-test-cpu-4t") {
 		t.Errorf("show: %d %s", r.code, r.stdout)
 	}
+	// Another model file (another digest): nothing to compare, exit 3.
+	moved := filepath.Join(dir, "moved.jsonl")
+	data, _ := os.ReadFile(same)
+	os.WriteFile(moved, []byte(strings.ReplaceAll(string(data), `"cafe"`, `"beef"`)), 0o644)
+	if r := tokbench(t, "baseline", "compare", moved, "--dir", bdir); r.code != 3 || !strings.Contains(r.stderr, "nothing was compared") || !strings.Contains(r.stdout, "0 of 2 points matched") {
+		t.Errorf("no point matched: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// One point of two matched: fine, unless every point must.
+	half := filepath.Join(dir, "half.jsonl")
+	os.WriteFile(half, []byte(strings.Replace(string(data), `"cafe"`, `"beef"`, 1)), 0o644)
+	if r := tokbench(t, "baseline", "compare", half, "--dir", bdir); r.code != 0 || !strings.Contains(r.stdout, "1 of 2 points matched") {
+		t.Errorf("half matched: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := tokbench(t, "baseline", "compare", half, "--dir", bdir, "--require-all"); r.code != 1 || !strings.Contains(r.stderr, "--require-all") {
+		t.Errorf("half matched, --require-all: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Several files pool into one baseline: three runs of each point.
+	if r := tokbench(t, "baseline", "create", same, base, "--dir", bdir); r.code != 0 {
+		t.Fatalf("create from two files: %d %s", r.code, r.stderr)
+	}
+	if r := tokbench(t, "baseline", "show", "--dir", bdir); !strings.Contains(r.stdout, "between runs") {
+		t.Errorf("pooled: %s", r.stdout)
+	}
 	other := filepath.Join(dir, "other.jsonl")
 	writeRecords(t, other, 1)
-	data, _ := os.ReadFile(other)
+	data, _ = os.ReadFile(other)
 	os.WriteFile(other, []byte(strings.ReplaceAll(string(data), "Test CPU", "Other CPU")), 0o644)
 	if r := tokbench(t, "baseline", "compare", other, "--dir", bdir); r.code != 2 || !strings.Contains(r.stderr, "no baseline for class cpu-other-cpu-4t") {
 		t.Errorf("other class: exit %d %s", r.code, r.stderr)

@@ -1,0 +1,61 @@
+package measure
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestModelDigest(t *testing.T) {
+	dir, cache := t.TempDir(), t.TempDir()
+	data, err := os.ReadFile(tinyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(dir, "a.gguf"), filepath.Join(dir, "renamed-copy.gguf")
+	os.WriteFile(a, data, 0o644)
+	os.WriteFile(b, data, 0o644)
+	da, err := ModelDigest(a, cache)
+	if err != nil || len(da) != 64 {
+		t.Fatal(da, err)
+	}
+	if db, _ := ModelDigest(b, cache); db != da {
+		t.Errorf("a copy under another name: %s, want %s", db, da)
+	}
+	// One byte of one tensor flipped: another model.
+	data[len(data)-100] ^= 1
+	os.WriteFile(b, data, 0o644)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(b, old, old)
+	if db, _ := ModelDigest(b, cache); db == da {
+		t.Error("a flipped byte kept the digest")
+	}
+	// The cache answers for an unchanged file without reading it: a
+	// planted entry is believed, until the file changes.
+	entries, _ := filepath.Glob(filepath.Join(cache, "digest", "*.json"))
+	for _, e := range entries {
+		var d digestEntry
+		b, _ := os.ReadFile(e)
+		json.Unmarshal(b, &d)
+		if d.Path == mustAbs(a) {
+			d.SHA256 = "planted"
+			b, _ = json.Marshal(d)
+			os.WriteFile(e, b, 0o644)
+		}
+	}
+	if got, _ := ModelDigest(a, cache); got != "planted" {
+		t.Errorf("cache not used: %s", got)
+	}
+	later := time.Now().Add(time.Minute)
+	os.Chtimes(a, later, later)
+	if got, _ := ModelDigest(a, cache); got != da {
+		t.Errorf("a touched file kept its cached digest: %s", got)
+	}
+}
+
+func mustAbs(p string) string {
+	a, _ := filepath.Abs(p)
+	return a
+}
