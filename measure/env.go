@@ -132,7 +132,10 @@ func fill(r record.Record, p point.Point, meta engine.Meta, env Env) record.Reco
 	if r.NCtx == 0 {
 		r.NCtx = p.NCtx()
 	}
-	r.Reps, r.Warmup = p.Reps, !p.NoWarmup
+	if r.Reps == 0 {
+		r.Reps = p.Reps
+	}
+	r.Warmup = !p.NoWarmup
 	r.TestTime = time.Now().UTC().Truncate(time.Second)
 	return r
 }

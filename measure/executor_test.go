@@ -139,33 +139,6 @@ func TestEstimateMemory(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
-	ok := tinyPoint()
-	if err := ok.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	for name, mut := range map[string]func(*point.Point){
-		"no model":   func(p *point.Point) { p.Model = "" },
-		"nothing":    func(p *point.Point) { p.NPrompt, p.NGen = 0, 0 },
-		"negative":   func(p *point.Point) { p.NDepth = -1 },
-		"huge":       func(p *point.Point) { p.NGen = point.MaxTokens + 1 },
-		"batch":      func(p *point.Point) { p.NUBatch = 0 },
-		"threads":    func(p *point.Point) { p.Threads = 0 },
-		"parallel":   func(p *point.Point) { p.Parallel = 100000 },
-		"reps":       func(p *point.Point) { p.Reps = 0 },
-		"kv":         func(p *point.Point) { p.TypeK = "q3_k" },
-		"v needs fa": func(p *point.Point) { p.TypeV, p.FlashAttn = "q4_0", point.FlashOff },
-		"sampling":   func(p *point.Point) { p.Sampling = "beam" },
-	} {
-		p := tinyPoint()
-		mut(&p)
-		var ie *point.InputError
-		if err := p.Validate(); !errors.As(err, &ie) {
-			t.Errorf("%s: %v, want an InputError", name, err)
-		}
-	}
-}
-
 func TestMeasureWithTelemetry(t *testing.T) {
 	s, note, err := telemetry.Start(200)
 	if err != nil {
@@ -221,5 +194,35 @@ func TestDrift(t *testing.T) {
 	}
 	if drift(steps[:8]) != nil {
 		t.Error("drift from 8 steps")
+	}
+}
+
+// -r auto: a loose target is met before the cap (the exact count is the
+// machine's: point's tests check the rule on known samples); one no
+// machine meets runs to the cap and says it missed.
+func TestAdaptiveRepetitions(t *testing.T) {
+	p := tinyPoint()
+	p.NPrompt, p.NGen, p.Reps, p.MaxReps = 0, 16, point.AutoReps, 12
+	p.TargetCI = 0.99
+	recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recs[0]
+	if r.Reps < 3 || r.Reps >= 12 || len(r.SamplesTs) != r.Reps || r.CITargetMet == nil || !*r.CITargetMet || r.CITarget != 0.99 || r.Key.Reps != point.AutoReps {
+		t.Errorf("loose target: %d repetitions (cv %.2f), met %v", r.Reps, r.CV, r.CITargetMet)
+	}
+	p.MaxReps = 5
+	p.TargetCI = 1e-9
+	recs, err = Measure(context.Background(), p, DescribeEnv("test"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = recs[0]
+	if r.Reps != 5 || len(r.SamplesTs) != 5 || r.CITargetMet == nil || *r.CITargetMet {
+		t.Errorf("unreachable target: %d repetitions, met %v", r.Reps, r.CITargetMet)
+	}
+	if !strings.Contains(r.Key.String(), "|r=auto|") {
+		t.Errorf("key %s", r.Key)
 	}
 }

@@ -96,9 +96,10 @@ func (s *session) beginRep(p point.Point, r int) error {
 // token's logits are ready when it ends. The last repetition's tokens stay
 // in the cache, so the next, deeper test need not fill them again.
 func (s *session) prompt(p point.Point) (*record.Record, error) {
-	ns := make([]float64, 0, p.Reps)
+	ns := make([]float64, 0, p.MaxReps)
 	s.reps = s.reps[:0]
-	for r := 0; r < p.Reps; r++ {
+	reps := s.repetitions(p, p.Parallel*p.NPrompt)
+	for r := 0; !reps.enough(ns); r++ {
 		if err := s.beginRep(p, r); err != nil {
 			return nil, err
 		}
@@ -113,6 +114,7 @@ func (s *session) prompt(p point.Point) (*record.Record, error) {
 		s.depth = p.NDepth + p.NPrompt
 	}
 	rec := rates(ns, p.Parallel*p.NPrompt, p.Parallel)
+	reps.mark(rec, ns)
 	rec.TTFT = stats.Latencies(ns)
 	return rec, nil
 }
@@ -121,11 +123,12 @@ func (s *session) prompt(p point.Point) (*record.Record, error) {
 // decoded and synchronised on its own; every step's time is an
 // inter-token latency.
 func (s *session) generate(p point.Point, smp *engine.SamplerSet, sampling string) (*record.Record, error) {
-	ns := make([]float64, 0, p.Reps)
-	steps := make([]float64, 0, p.Reps*p.NGen)
+	ns := make([]float64, 0, p.MaxReps)
+	steps := make([]float64, 0, max(p.Reps, point.MinAutoReps)*p.NGen)
 	ends := make([]int64, p.NGen+1)
 	s.reps = s.reps[:0]
-	for r := 0; r < p.Reps; r++ {
+	reps := s.repetitions(p, p.Parallel*p.NGen)
+	for r := 0; !reps.enough(ns); r++ {
 		if err := s.beginRep(p, r); err != nil {
 			return nil, err
 		}
@@ -146,10 +149,47 @@ func (s *session) generate(p point.Point, smp *engine.SamplerSet, sampling strin
 		s.depth = p.NDepth + p.NGen
 	}
 	rec := rates(ns, p.Parallel*p.NGen, p.Parallel)
+	reps.mark(rec, ns)
 	rec.Sampling = sampling
 	rec.ITL = stats.Latencies(steps)
 	rec.DriftPct = drift(steps)
 	return rec, nil
+}
+
+// repetitions decides when a test has enough repetitions (point.Enough)
+// and marks its record with how many it took and whether an adaptive
+// target was met.
+type repetitions struct {
+	p      point.Point
+	tokens int
+	start  time.Time
+	met    bool
+}
+
+func (s *session) repetitions(p point.Point, tokens int) *repetitions {
+	return &repetitions{p: p, tokens: tokens, start: time.Now()}
+}
+
+// enough is asked before each repetition, with the durations so far.
+func (r *repetitions) enough(ns []float64) bool {
+	ts := make([]float64, len(ns))
+	for i, v := range ns {
+		ts[i] = float64(r.tokens) * 1e9 / v
+	}
+	done, met := r.p.Enough(ts, time.Since(r.start))
+	r.met = met
+	return done
+}
+
+// mark records the repetitions taken and, for an adaptive count, the
+// target and whether it was met: a record that missed it is never
+// presented as precise.
+func (r *repetitions) mark(rec *record.Record, ns []float64) {
+	rec.Reps = len(ns)
+	if r.p.Reps == point.AutoReps {
+		met := r.met
+		rec.CITarget, rec.CITargetMet = r.p.TargetCI, &met
+	}
 }
 
 // rates turns repetition times into llama-bench's figures and ours.

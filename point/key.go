@@ -21,7 +21,7 @@ type Key struct {
 	FlashAttn             FlashAttn
 	TypeK, TypeV          string
 	Sampling              Sampling
-	Reps                  int
+	Reps                  int // AutoReps: auto
 	Warmup                bool
 	Seed                  uint64
 }
@@ -29,9 +29,9 @@ type Key struct {
 // String is the key's text form:
 // MODEL|p=512|n=0|d=0|np=1|b=2048|ub=512|t=4|ngl=-1|sm=layer|mg=0|mmap=true|fa=auto|ctk=f16|ctv=f16|sampling=off|r=5|warmup=true|seed=42
 func (k Key) String() string {
-	return fmt.Sprintf("%s|p=%d|n=%d|d=%d|np=%d|b=%d|ub=%d|t=%d|ngl=%d|sm=%s|mg=%d|mmap=%t|fa=%s|ctk=%s|ctv=%s|sampling=%s|r=%d|warmup=%t|seed=%d",
+	return fmt.Sprintf("%s|p=%d|n=%d|d=%d|np=%d|b=%d|ub=%d|t=%d|ngl=%d|sm=%s|mg=%d|mmap=%t|fa=%s|ctk=%s|ctv=%s|sampling=%s|r=%s|warmup=%t|seed=%d",
 		k.Model, k.NPrompt, k.NGen, k.NDepth, k.Parallel, k.NBatch, k.NUBatch, k.Threads, k.NGPULayers, k.Split, k.MainGPU,
-		k.Mmap, k.FlashAttn, k.TypeK, k.TypeV, k.Sampling, k.Reps, k.Warmup, k.Seed)
+		k.Mmap, k.FlashAttn, k.TypeK, k.TypeV, k.Sampling, RepsName(k.Reps), k.Warmup, k.Seed)
 }
 
 // MarshalText writes String.
@@ -51,7 +51,7 @@ func (k *Key) UnmarshalText(b []byte) error {
 	var out Key
 	out.Model = s[:i]
 	ints := map[string]*int{"p": &out.NPrompt, "n": &out.NGen, "d": &out.NDepth, "np": &out.Parallel, "b": &out.NBatch,
-		"ub": &out.NUBatch, "t": &out.Threads, "ngl": &out.NGPULayers, "mg": &out.MainGPU, "r": &out.Reps}
+		"ub": &out.NUBatch, "t": &out.Threads, "ngl": &out.NGPULayers, "mg": &out.MainGPU}
 	for _, kv := range strings.Split(s[i+1:], "|") {
 		name, v, _ := strings.Cut(kv, "=")
 		var err error
@@ -70,6 +70,12 @@ func (k *Key) UnmarshalText(b []byte) error {
 			out.TypeV = v
 		case "sampling":
 			out.Sampling = Sampling(v)
+		case "r":
+			if v == "auto" {
+				out.Reps = AutoReps
+			} else {
+				out.Reps, err = strconv.Atoi(v)
+			}
 		case "seed":
 			out.Seed, err = strconv.ParseUint(v, 10, 64)
 		default:

@@ -7,7 +7,10 @@ package point
 
 import (
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/tokbench/tokbench/stats"
 )
 
 // Point is one benchmark configuration.
@@ -29,7 +32,9 @@ type Point struct {
 	TypeK      string
 	TypeV      string
 	Parallel   int      // sequences decoding together
-	Reps       int      // measured repetitions
+	Reps       int      // measured repetitions; AutoReps: until the mean is precise (TargetCI)
+	TargetCI   float64  // AutoReps: the 95% CI half-width of the mean t/s to reach, a fraction of it
+	MaxReps    int      // AutoReps: at most this many
 	NoWarmup   bool     // skip the uncounted warm-up run
 	Sampling   Sampling // "" or off: random tokens; else also run tg through that sampler chain
 	Seed       uint64
@@ -40,7 +45,7 @@ type Point struct {
 func Defaults(threads int) Point {
 	return Point{NPrompt: 512, NGen: 128, NBatch: 2048, NUBatch: 512, Threads: threads, NGPULayers: -1,
 		Split: SplitLayer, FlashAttn: FlashAuto, TypeK: "f16", TypeV: "f16", Parallel: 1, Reps: 5,
-		Seed: 42, Timeout: 10 * time.Minute}
+		TargetCI: DefaultTargetCI, MaxReps: DefaultMaxReps, Seed: 42, Timeout: 10 * time.Minute}
 }
 
 // Limits on what one point may ask for: far above any real benchmark, low
@@ -51,6 +56,55 @@ const (
 	MaxReps    = 1000
 	MaxThreads = 1024
 )
+
+// Adaptive repetitions: AutoReps repeats each test until the 95%
+// confidence interval of its mean t/s is within TargetCI of the mean, at
+// least MinAutoReps times and at most MaxReps, or until half the point's
+// timeout is spent.
+const (
+	AutoReps        = 0
+	MinAutoReps     = 3
+	DefaultTargetCI = 0.02
+	DefaultMaxReps  = 20
+)
+
+// ParseReps reads -r: a count, or "auto".
+func ParseReps(s string) (int, error) {
+	if s == "auto" {
+		return AutoReps, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("-r %q: give a number of repetitions (1 to %d) or auto", s, MaxReps)
+	}
+	return n, nil
+}
+
+// RepsName is how -r reads: the count, or auto.
+func RepsName(reps int) string {
+	if reps == AutoReps {
+		return "auto"
+	}
+	return strconv.Itoa(reps)
+}
+
+// Enough says whether the repetitions taken, whose rates are ts and which
+// took spent of the point's time, suffice; met says whether the CI target
+// was reached (always true for a fixed count).
+func (p Point) Enough(ts []float64, spent time.Duration) (done, met bool) {
+	n := len(ts)
+	if p.Reps != AutoReps {
+		return n >= p.Reps, true
+	}
+	if n < MinAutoReps {
+		return false, false
+	}
+	s := stats.Summarize(ts)
+	met = s.Mean > 0 && s.CI95 <= p.TargetCI*s.Mean
+	// Another repetition would run past half the timeout: stop here.
+	overBudget := p.Timeout > 0 && spent+spent/time.Duration(n) > p.Timeout/2
+	return met || n >= p.MaxReps || overBudget, met
+}
 
 // Key is the point's identity in a results file.
 func (p Point) Key() Key {
@@ -136,8 +190,12 @@ func (p Point) Validate() error {
 		return Inputf("-t %d: threads must be 1 to %d", p.Threads, MaxThreads)
 	case p.Parallel <= 0 || p.Parallel > MaxParallel:
 		return Inputf("--parallel %d: must be 1 to %d", p.Parallel, MaxParallel)
-	case p.Reps <= 0 || p.Reps > MaxReps:
-		return Inputf("-r %d: repetitions must be 1 to %d", p.Reps, MaxReps)
+	case p.Reps < 0 || p.Reps > MaxReps:
+		return Inputf("-r %d: repetitions must be 1 to %d, or auto", p.Reps, MaxReps)
+	case p.Reps == AutoReps && (p.TargetCI <= 0 || p.TargetCI >= 1):
+		return Inputf("--target-ci %g%%: give a percentage above 0 and below 100", 100*p.TargetCI)
+	case p.Reps == AutoReps && (p.MaxReps < MinAutoReps || p.MaxReps > MaxReps):
+		return Inputf("--max-reps %d: must be %d to %d", p.MaxReps, MinAutoReps, MaxReps)
 	case p.Timeout < 0:
 		return Inputf("--timeout %s: cannot be negative", p.Timeout)
 	}

@@ -3,6 +3,7 @@ package point
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestKeyText(t *testing.T) {
@@ -43,7 +44,9 @@ func TestValidate(t *testing.T) {
 		"needs flash":       func(p *Point) { p.TypeV, p.FlashAttn = "q4_0", FlashOff },
 		"KV cache type":     func(p *Point) { p.TypeK = "q3_k" },
 		"use off, greedy":   func(p *Point) { p.Sampling = "beam" },
-		"repetitions must":  func(p *Point) { p.Reps = 0 },
+		"repetitions must":  func(p *Point) { p.Reps = -1 },
+		"--target-ci":       func(p *Point) { p.Reps, p.TargetCI = AutoReps, 0 },
+		"--max-reps":        func(p *Point) { p.Reps, p.MaxReps = AutoReps, 2 },
 		"threads must be 1": func(p *Point) { p.Threads = 0 },
 	}
 	for want, mod := range cases {
@@ -80,5 +83,42 @@ func TestTests(t *testing.T) {
 	}
 	if p.ContextKey() == (Point{Model: "m"}).ContextKey() || p.ModelKey() != (Point{Model: "m", NGPULayers: -1, Split: SplitLayer}).ModelKey() {
 		t.Error("model and context keys")
+	}
+}
+
+// Adaptive repetitions stop at the target, at the cap, or at half the
+// point's time; a fixed count stops at the count and is always "met".
+func TestEnough(t *testing.T) {
+	p := Defaults(2)
+	p.Reps, p.TargetCI, p.MaxReps, p.Timeout = AutoReps, 0.02, 6, time.Minute
+	quiet := []float64{100, 100.5, 99.5}
+	if done, met := p.Enough(quiet[:2], time.Second); done || met {
+		t.Error("fewer than 3 repetitions are never enough")
+	}
+	if done, met := p.Enough(quiet, time.Second); !done || !met {
+		t.Error("3 quiet repetitions meet 2%")
+	}
+	noisy := []float64{100, 150, 60, 120, 80}
+	if done, _ := p.Enough(noisy, time.Second); done {
+		t.Error("noisy and under the cap: go on")
+	}
+	if done, met := p.Enough(append(noisy, 90), time.Second); !done || met {
+		t.Error("at the cap: stop, target missed")
+	}
+	if done, met := p.Enough(noisy[:3], 25*time.Second); !done || met {
+		t.Error("a fourth repetition would pass half the timeout: stop")
+	}
+	p.Reps = 5
+	if done, met := p.Enough(noisy[:4], 0); done || !met {
+		t.Error("fixed count: 4 of 5")
+	}
+	if done, _ := p.Enough(noisy, 0); !done {
+		t.Error("fixed count: 5 of 5")
+	}
+	if r, err := ParseReps("auto"); err != nil || r != AutoReps || RepsName(r) != "auto" {
+		t.Error("auto")
+	}
+	if _, err := ParseReps("0"); err == nil {
+		t.Error("-r 0 accepted")
 	}
 }

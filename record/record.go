@@ -103,19 +103,24 @@ type Settings struct {
 
 // Result is what the repetitions gave: llama-bench's figures, then ours.
 type Result struct {
-	TestTime    time.Time      `json:"test_time"`
-	AvgNs       uint64         `json:"avg_ns"`
-	StddevNs    uint64         `json:"stddev_ns"`
-	AvgTs       float64        `json:"avg_ts"`
-	StddevTs    float64        `json:"stddev_ts"`
-	SamplesNs   []uint64       `json:"samples_ns"`
-	SamplesTs   []float64      `json:"samples_ts"`
-	MedianTs    float64        `json:"median_ts"`
-	MinTs       float64        `json:"min_ts"`
-	MaxTs       float64        `json:"max_ts"`
-	CI95Ts      float64        `json:"ci95_ts"`
-	CV          float64        `json:"cv"`
-	AvgTsPerSeq float64        `json:"avg_ts_per_seq"`
+	TestTime    time.Time `json:"test_time"`
+	AvgNs       uint64    `json:"avg_ns"`
+	StddevNs    uint64    `json:"stddev_ns"`
+	AvgTs       float64   `json:"avg_ts"`
+	StddevTs    float64   `json:"stddev_ts"`
+	SamplesNs   []uint64  `json:"samples_ns"`
+	SamplesTs   []float64 `json:"samples_ts"`
+	MedianTs    float64   `json:"median_ts"`
+	MinTs       float64   `json:"min_ts"`
+	MaxTs       float64   `json:"max_ts"`
+	CI95Ts      float64   `json:"ci95_ts"`
+	CV          float64   `json:"cv"`
+	AvgTsPerSeq float64   `json:"avg_ts_per_seq"`
+	// With adaptive repetitions (-r auto): the 95% CI half-width of the
+	// mean t/s aimed at, as a fraction of the mean, and whether the
+	// repetitions reached it before the limit on their count or time.
+	CITarget    float64        `json:"ci_target,omitempty"`
+	CITargetMet *bool          `json:"ci_target_met,omitempty"`
 	TTFT        *stats.Latency `json:"ttft_ms,omitempty"`
 	ITL         *stats.Latency `json:"itl_ms,omitempty"`
 	// SamplingCostPct is how much slower the sampled tg test was than the

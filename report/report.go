@@ -97,7 +97,11 @@ var columns = []column{
 		if r.Status != "" && r.Status != record.StatusOK {
 			return strings.ToUpper(string(r.Status))
 		}
-		return fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs)
+		s := fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs)
+		if imprecise(r) {
+			s += " (!)"
+		}
+		return s
 	}},
 	{"t/s/seq", true, func(r *record.Record) string { return fmt.Sprintf("%.2f", r.AvgTsPerSeq) }},
 	{"cv", true, func(r *record.Record) string { return fmt.Sprintf("%.1f%%", 100*r.CV) }},
@@ -258,6 +262,10 @@ func Markdown(w io.Writer, recs []record.Record) error {
 }
 
 // footer names the build and hardware once, not on every row.
+// imprecise says whether a record's adaptive repetitions stopped short of
+// their CI target.
+func imprecise(r *record.Record) bool { return r.CITargetMet != nil && !*r.CITargetMet }
+
 func footer(w io.Writer, recs []record.Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -270,6 +278,10 @@ func footer(w io.Writer, recs []record.Record) error {
 		}
 		if rec.Status != "" && rec.Status != record.StatusOK {
 			fmt.Fprintf(w, "%s %s %s: %s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, rec.Status, rec.Reason)
+		}
+		if imprecise(&rec) {
+			fmt.Fprintf(w, "(!) %s %s: -r auto did not reach its target of ±%.1f%% (±%.1f%% after %d repetitions): the mean is less precise than asked; rerun on a quiet machine or raise --max-reps\n",
+				cmpOr(rec.ModelID, rec.ModelType), rec.Test, 100*rec.CITarget, 100*rec.CI95Ts/rec.AvgTs, rec.Reps)
 		}
 		if a := rec.Roofline; a != nil {
 			fmt.Fprintf(w, "%s %s: %s: %s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, a.Verdict, a.Why)
@@ -315,6 +327,13 @@ var csvFields = []struct {
 	{"median_ts", func(r *record.Record) string { return fmtF(r.MedianTs) }},
 	{"ci95_ts", func(r *record.Record) string { return fmtF(r.CI95Ts) }},
 	{"cv", func(r *record.Record) string { return fmtF(r.CV) }},
+	{"repetitions", func(r *record.Record) string { return strconv.Itoa(r.Reps) }},
+	{"ci_target_met", func(r *record.Record) string {
+		if r.CITargetMet == nil {
+			return ""
+		}
+		return strconv.FormatBool(*r.CITargetMet)
+	}},
 	{"avg_ts_per_seq", func(r *record.Record) string { return fmtF(r.AvgTsPerSeq) }},
 	{"ttft_p50_ms", func(r *record.Record) string { return latF(r.TTFT, 50) }},
 	{"itl_p50_ms", func(r *record.Record) string { return latF(r.ITL, 50) }},

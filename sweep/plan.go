@@ -87,6 +87,9 @@ func estimate(p point.Point, mi modelInfo) time.Duration {
 	}
 	prefill := func(tokens int) float64 { return 2 * float64(mi.params) * float64(tokens) / flop }
 	reps := float64(p.Reps)
+	if p.Reps == point.AutoReps {
+		reps = 2 * point.MinAutoReps // a guess: quiet machines need few, noisy ones up to MaxReps
+	}
 	var s float64
 	if p.NGen > 0 {
 		s = reps * float64(p.NGen) * max(float64(mi.weights)/bw, prefill(p.Parallel))

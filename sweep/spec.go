@@ -76,6 +76,18 @@ func (a *StrAxis) UnmarshalYAML(n *yaml.Node) error {
 	return err
 }
 
+// Reps is a repetition count in YAML: a number, or auto (point.AutoReps).
+type Reps int
+
+func (r *Reps) UnmarshalYAML(n *yaml.Node) error {
+	v, err := point.ParseReps(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %v", n.Line, err)
+	}
+	*r = Reps(v)
+	return nil
+}
+
 // Duration reads "90s", "10m" from YAML.
 type Duration struct{ time.Duration }
 
@@ -111,7 +123,9 @@ type Spec struct {
 	SplitMode    string   `yaml:"split_mode"`
 	MainGPU      int      `yaml:"main_gpu"`
 	Mmap         bool     `yaml:"mmap"`
-	Repetitions  int      `yaml:"repetitions"`
+	Repetitions  Reps     `yaml:"repetitions"` // a count, or auto
+	TargetCI     float64  `yaml:"target_ci"`   // percent, for auto
+	MaxReps      int      `yaml:"max_reps"`    // for auto
 	Warmup       bool     `yaml:"warmup"`
 	Timeout      Duration `yaml:"timeout"`
 	Seed         uint64   `yaml:"seed"`
@@ -125,7 +139,7 @@ func DefaultSpec(threads int) *Spec {
 		NPrompt: Ints(d.NPrompt), NGen: Ints(d.NGen), NDepth: Ints(0), Parallel: Ints(1),
 		NBatch: Ints(d.NBatch), NUBatch: Ints(d.NUBatch), Threads: Ints(threads), NGPULayers: Ints(-1),
 		FlashAttn: Strs("auto"), TypeK: Strs("f16"), TypeV: Strs("f16"), Sampling: Strs("off"),
-		SplitMode: "layer", Mmap: true, Repetitions: d.Reps, Warmup: true, Timeout: Duration{d.Timeout}, Seed: d.Seed,
+		SplitMode: "layer", Mmap: true, Repetitions: point.AutoReps, TargetCI: 100 * d.TargetCI, MaxReps: d.MaxReps, Warmup: true, Timeout: Duration{d.Timeout}, Seed: d.Seed,
 	}
 }
 
@@ -182,7 +196,7 @@ func keyAtLine(data []byte, n string) string {
 func specKeys() []string {
 	return []string{"models", "synth", "quantize_from", "types", "n_prompt", "n_gen", "n_depth", "parallel", "n_batch", "n_ubatch",
 		"threads", "n_gpu_layers", "flash_attn", "cache_type_k", "cache_type_v", "sampling", "split_mode", "main_gpu", "mmap",
-		"repetitions", "warmup", "timeout", "seed", "filter"}
+		"repetitions", "target_ci", "max_reps", "warmup", "timeout", "seed", "filter"}
 }
 
 // Validate checks every axis and value, naming the key at fault.
@@ -246,8 +260,14 @@ func (s *Spec) Validate() error {
 	if _, err := point.ParseSplitMode(s.SplitMode); err != nil {
 		return fmt.Errorf("split_mode: %v", err)
 	}
-	if s.Repetitions < 1 || s.Repetitions > point.MaxReps {
-		return fmt.Errorf("repetitions: %d is out of range (1 to %d)", s.Repetitions, point.MaxReps)
+	if s.Repetitions < 0 || s.Repetitions > point.MaxReps {
+		return fmt.Errorf("repetitions: %d is out of range (1 to %d, or auto)", s.Repetitions, point.MaxReps)
+	}
+	if s.TargetCI <= 0 || s.TargetCI >= 100 {
+		return fmt.Errorf("target_ci: %g%% must be above 0 and below 100", s.TargetCI)
+	}
+	if s.MaxReps < point.MinAutoReps || s.MaxReps > point.MaxReps {
+		return fmt.Errorf("max_reps: %d is out of range (%d to %d)", s.MaxReps, point.MinAutoReps, point.MaxReps)
 	}
 	if s.Timeout.Duration < 0 {
 		return fmt.Errorf("timeout: %s is negative", s.Timeout)
@@ -282,7 +302,7 @@ func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 		filters = append(filters, flt)
 	}
 	split, _ := point.ParseSplitMode(s.SplitMode)
-	base := point.Point{Split: split, MainGPU: s.MainGPU, NoMmap: !s.Mmap, Reps: s.Repetitions, NoWarmup: !s.Warmup,
+	base := point.Point{Split: split, MainGPU: s.MainGPU, NoMmap: !s.Mmap, Reps: int(s.Repetitions), TargetCI: s.TargetCI / 100, MaxReps: s.MaxReps, NoWarmup: !s.Warmup,
 		Seed: s.Seed, Timeout: s.Timeout.Duration, Sampling: "off"}
 	grid := []point.Point{}
 	for _, m := range models {

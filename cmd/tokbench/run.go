@@ -45,7 +45,9 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "cache-type-k", Aliases: []string{"ctk"}, Value: d.TypeK, Usage: "K cache type: f16, bf16, f32, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl"},
 			&cli.StringFlag{Name: "cache-type-v", Aliases: []string{"ctv"}, Value: d.TypeV, Usage: "V cache type (quantized needs -fa on)"},
 			&cli.IntFlag{Name: "parallel", Aliases: []string{"np"}, Value: d.Parallel, Usage: "sequences decoding together in one context"},
-			&cli.IntFlag{Name: "repetitions", Aliases: []string{"r"}, Value: d.Reps, Usage: "timed repetitions of each test"},
+			&cli.StringFlag{Name: "repetitions", Aliases: []string{"r"}, Value: point.RepsName(d.Reps), Usage: "timed repetitions of each test, or auto: until the mean is within --target-ci"},
+			&cli.Float64Flag{Name: "target-ci", Value: 100 * point.DefaultTargetCI, Usage: "-r auto: the 95% CI half-width of the mean t/s to reach, percent of the mean"},
+			&cli.IntFlag{Name: "max-reps", Value: point.DefaultMaxReps, Usage: "-r auto: at most this many repetitions"},
 			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up run"},
 			&cli.StringFlag{Name: "sampling", Value: "off", Usage: "also run tg through a sampler chain: off, greedy, typical (top-k 40, top-p 0.95, min-p 0.05, temp 0.8, penalty 1.1)"},
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the random tokens (and of --synth weights)"},
@@ -72,7 +74,12 @@ func pointFromFlags(c *cli.Context, model string) (point.Point, error) {
 	p.NGPULayers, p.MainGPU, p.Split, p.NoMmap = c.Int("n-gpu-layers"), c.Int("main-gpu"), sm, c.Bool("no-mmap")
 	p.FlashAttn = fa
 	p.TypeK, p.TypeV = strings.ToLower(c.String("cache-type-k")), strings.ToLower(c.String("cache-type-v"))
-	p.Parallel, p.Reps, p.NoWarmup = c.Int("parallel"), c.Int("repetitions"), c.Bool("no-warmup")
+	reps, err := point.ParseReps(c.String("repetitions"))
+	if err != nil {
+		return p, usageErr(err)
+	}
+	p.Parallel, p.Reps, p.NoWarmup = c.Int("parallel"), reps, c.Bool("no-warmup")
+	p.TargetCI, p.MaxReps = c.Float64("target-ci")/100, c.Int("max-reps")
 	smp, err := point.ParseSampling(c.String("sampling"))
 	if err != nil {
 		return p, usagef("--%v", err)

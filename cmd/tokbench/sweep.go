@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tokbench/tokbench/point"
+
 	"github.com/tokbench/tokbench/roofline"
 
 	"github.com/tokbench/tokbench/measure"
@@ -47,7 +49,9 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "split-mode", Aliases: []string{"sm"}, Usage: "none, layer, row; default layer"},
 			&cli.IntFlag{Name: "main-gpu", Aliases: []string{"mg"}, Usage: "GPU for split-mode none"},
 			&cli.BoolFlag{Name: "no-mmap", Usage: "read models instead of mapping them"},
-			&cli.IntFlag{Name: "repetitions", Aliases: []string{"r"}, Usage: "timed repetitions per point; default 5"},
+			&cli.StringFlag{Name: "repetitions", Aliases: []string{"r"}, Usage: "timed repetitions per point, or auto (the default): until the mean is within --target-ci"},
+			&cli.Float64Flag{Name: "target-ci", Value: 100 * point.DefaultTargetCI, Usage: "-r auto: the 95% CI half-width of the mean t/s to reach, percent of the mean"},
+			&cli.IntFlag{Name: "max-reps", Value: point.DefaultMaxReps, Usage: "-r auto: at most this many repetitions"},
 			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the warm-up of each new context"},
 			&cli.DurationFlag{Name: "timeout", Usage: "time limit per point; default 10m"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of random tokens and synthetic weights; default 42"},
@@ -90,7 +94,15 @@ func specFromFlags(c *cli.Context) (*sweep.Spec, error) {
 	set("split-mode", func() { s.SplitMode = c.String("split-mode") })
 	set("main-gpu", func() { s.MainGPU = c.Int("main-gpu") })
 	set("no-mmap", func() { s.Mmap = !c.Bool("no-mmap") })
-	set("repetitions", func() { s.Repetitions = c.Int("repetitions") })
+	set("target-ci", func() { s.TargetCI = c.Float64("target-ci") })
+	set("max-reps", func() { s.MaxReps = c.Int("max-reps") })
+	if c.IsSet("repetitions") {
+		r, err := point.ParseReps(c.String("repetitions"))
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		s.Repetitions = sweep.Reps(r)
+	}
 	set("no-warmup", func() { s.Warmup = !c.Bool("no-warmup") })
 	set("timeout", func() { s.Timeout = sweep.Duration{Duration: c.Duration("timeout")} })
 	set("seed", func() { s.Seed = c.Uint64("seed") })
