@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -224,5 +225,40 @@ func TestAdaptiveRepetitions(t *testing.T) {
 	}
 	if !strings.Contains(r.Key.String(), "|r=auto|") {
 		t.Errorf("key %s", r.Key)
+	}
+}
+
+// Another process burning a core while a point is measured is seen and
+// said; the same point without it uses far less of others' CPU. (The
+// comparison, not a fixed floor, is asserted: a busy CI machine has other
+// processes of its own.)
+func TestContentionIsDetected(t *testing.T) {
+	p := tinyPoint()
+	p.NPrompt, p.NGen, p.Reps = 0, 64, 5
+	other := func() float64 {
+		recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if recs[0].Noise == nil {
+			t.Fatal("no noise block")
+		}
+		return recs[0].Noise.OtherCPUPct
+	}
+	quiet := other()
+	burner := exec.Command("sh", "-c", "while :; do :; done")
+	if err := burner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { burner.Process.Kill(); burner.Wait() }()
+	time.Sleep(50 * time.Millisecond)
+	recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := recs[0].Noise
+	t.Logf("other processes' CPU: %.0f%% quiet, %.0f%% with a burner", quiet, n.OtherCPUPct)
+	if n.OtherCPUPct < 50 || n.Quiet || !strings.Contains(strings.Join(n.Warnings, " "), "other processes used") || n.OtherCPUPct < quiet+40 {
+		t.Errorf("a core burnt beside the point: %+v (quiet run: %.0f%%)", n, quiet)
 	}
 }

@@ -2,7 +2,11 @@ package measure
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"time"
+
+	"github.com/tokbench/tokbench/gpu"
 
 	"github.com/tokbench/tokbench/record"
 
@@ -113,8 +117,7 @@ func (s *session) prompt(p point.Point) (*record.Record, error) {
 		s.reps = append(s.reps, [2]time.Time{t0, t1})
 		s.depth = p.NDepth + p.NPrompt
 	}
-	rec := rates(ns, p.Parallel*p.NPrompt, p.Parallel)
-	reps.mark(rec, ns)
+	rec := reps.figures(ns)
 	rec.TTFT = stats.Latencies(ns)
 	return rec, nil
 }
@@ -148,8 +151,7 @@ func (s *session) generate(p point.Point, smp *engine.SamplerSet, sampling strin
 		s.reps = append(s.reps, [2]time.Time{t0, t0.Add(time.Duration(ends[p.NGen] - ends[0]))})
 		s.depth = p.NDepth + p.NGen
 	}
-	rec := rates(ns, p.Parallel*p.NGen, p.Parallel)
-	reps.mark(rec, ns)
+	rec := reps.figures(ns)
 	rec.Sampling = sampling
 	rec.ITL = stats.Latencies(steps)
 	rec.DriftPct = drift(steps)
@@ -164,10 +166,11 @@ type repetitions struct {
 	tokens int
 	start  time.Time
 	met    bool
+	cpu    gpu.CPUCounters // the machine's counters as the test began
 }
 
 func (s *session) repetitions(p point.Point, tokens int) *repetitions {
-	return &repetitions{p: p, tokens: tokens, start: time.Now()}
+	return &repetitions{p: p, tokens: tokens, start: time.Now(), cpu: gpu.ReadCPUCounters("/", "self")}
 }
 
 // enough is asked before each repetition, with the durations so far.
@@ -183,13 +186,52 @@ func (r *repetitions) enough(ns []float64) bool {
 
 // mark records the repetitions taken and, for an adaptive count, the
 // target and whether it was met: a record that missed it is never
-// presented as precise.
-func (r *repetitions) mark(rec *record.Record, ns []float64) {
-	rec.Reps = len(ns)
+// presented as precise. It also records what else the machine did
+// meanwhile and the outlying repetitions.
+func (r *repetitions) mark(rec *record.Record, ns []float64, out []int) {
+	noise := gpu.NoiseBetween(r.cpu, gpu.ReadCPUCounters("/", "self"))
+	noise.Outliers, noise.OutliersDropped = out, r.p.DropOutliers && len(out) > 0
+	if len(noise.Outliers) > 0 {
+		noise.Warnings = append(noise.Warnings, fmt.Sprintf("%d of %d repetitions lie beyond 3 robust sigmas of the median (%v)%s",
+			len(noise.Outliers), len(ns), noise.Outliers, map[bool]string{true: ": left out (--drop-outliers)", false: ": kept; --drop-outliers leaves them out"}[r.p.DropOutliers]))
+	}
+	rec.Noise = &noise
+	rec.Reps = len(rec.SamplesTs)
 	if r.p.Reps == point.AutoReps {
 		met := r.met
 		rec.CITarget, rec.CITargetMet = r.p.TargetCI, &met
 	}
+}
+
+// figures are the test's record from its repetition times, without the
+// outlying ones if the point asks (they are reported either way).
+func (r *repetitions) figures(ns []float64) *record.Record {
+	rec := rates(ns, r.tokens, r.p.Parallel)
+	out := outliers(rec.SamplesTs)
+	if r.p.DropOutliers && len(out) > 0 {
+		kept := make([]float64, 0, len(ns))
+		for i, v := range ns {
+			if !slices.Contains(out, i) {
+				kept = append(kept, v)
+			}
+		}
+		rec = rates(kept, r.tokens, r.p.Parallel)
+	}
+	r.mark(rec, ns, out)
+	return rec
+}
+
+// outliers are the indices of the rates more than 3 robust sigmas (MAD)
+// from their median.
+func outliers(ts []float64) []int {
+	med, mad := stats.Median(ts), stats.MAD(ts)
+	var out []int
+	for i, v := range ts {
+		if mad > 0 && math.Abs(v-med) > 3*mad {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // rates turns repetition times into llama-bench's figures and ours.

@@ -31,14 +31,17 @@ type Point struct {
 	FlashAttn  FlashAttn
 	TypeK      string
 	TypeV      string
-	Parallel   int      // sequences decoding together
-	Reps       int      // measured repetitions; AutoReps: until the mean is precise (TargetCI)
-	TargetCI   float64  // AutoReps: the 95% CI half-width of the mean t/s to reach, a fraction of it
-	MaxReps    int      // AutoReps: at most this many
-	NoWarmup   bool     // skip the uncounted warm-up run
-	Sampling   Sampling // "" or off: random tokens; else also run tg through that sampler chain
-	Seed       uint64
-	Timeout    time.Duration // whole point; 0: none
+	Parallel   int     // sequences decoding together
+	Reps       int     // measured repetitions; AutoReps: until the mean is precise (TargetCI)
+	TargetCI   float64 // AutoReps: the 95% CI half-width of the mean t/s to reach, a fraction of it
+	MaxReps    int     // AutoReps: at most this many
+	// DropOutliers takes repetitions more than 3 robust sigmas from the
+	// median out of the figures (they are always reported).
+	DropOutliers bool
+	NoWarmup     bool     // skip the uncounted warm-up run
+	Sampling     Sampling // "" or off: random tokens; else also run tg through that sampler chain
+	Seed         uint64
+	Timeout      time.Duration // whole point; 0: none
 }
 
 // Defaults are llama-bench's defaults where they exist.

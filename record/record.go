@@ -137,6 +137,10 @@ type Hardware struct {
 	EnergyJ    *float64   `json:"energy_j,omitempty"`     // GPU energy of the timed repetitions
 	TokensPerJ *float64   `json:"tokens_per_j,omitempty"` // tokens generated (or prefilled) per joule
 	Throttled  bool       `json:"throttled,omitempty"`    // power or thermal clock limits seen while measuring
+	// Noise is what else the machine did while the test was measured
+	// (other processes, steal, CPU clocks), its outlying repetitions, and
+	// whether the figures can be vouched for.
+	Noise *gpu.Noise `json:"noise,omitempty"`
 }
 
 // Status says whether a record holds a measurement.

@@ -98,7 +98,7 @@ var columns = []column{
 			return strings.ToUpper(string(r.Status))
 		}
 		s := fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs)
-		if imprecise(r) {
+		if imprecise(r) || noisy(r) {
 			s += " (!)"
 		}
 		return s
@@ -262,6 +262,10 @@ func Markdown(w io.Writer, recs []record.Record) error {
 }
 
 // footer names the build and hardware once, not on every row.
+// noisy says whether the machine was not quiet while a record was
+// measured.
+func noisy(r *record.Record) bool { return r.Noise != nil && len(r.Noise.Warnings) > 0 }
+
 // imprecise says whether a record's adaptive repetitions stopped short of
 // their CI target.
 func imprecise(r *record.Record) bool { return r.CITargetMet != nil && !*r.CITargetMet }
@@ -278,6 +282,11 @@ func footer(w io.Writer, recs []record.Record) error {
 		}
 		if rec.Status != "" && rec.Status != record.StatusOK {
 			fmt.Fprintf(w, "%s %s %s: %s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, rec.Status, rec.Reason)
+		}
+		if noisy(&rec) {
+			for _, warning := range rec.Noise.Warnings {
+				fmt.Fprintf(w, "(!) %s %s: %s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, warning)
+			}
 		}
 		if imprecise(&rec) {
 			fmt.Fprintf(w, "(!) %s %s: -r auto did not reach its target of ±%.1f%% (±%.1f%% after %d repetitions): the mean is less precise than asked; rerun on a quiet machine or raise --max-reps\n",

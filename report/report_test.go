@@ -99,3 +99,28 @@ func TestGPUColumns(t *testing.T) {
 		}
 	}
 }
+
+// A figure tokbench cannot vouch for says so: a missed CI target and a
+// machine that was not quiet are marked (!) with what to do.
+func TestUnvouchedFiguresAreMarked(t *testing.T) {
+	recs := records()
+	met := false
+	recs[0].CITarget, recs[0].CITargetMet, recs[0].Reps, recs[0].CI95Ts = 0.02, &met, 20, 61.7
+	recs[1].Noise = &gpu.Noise{OtherCPUPct: 180, Warnings: []string{"other processes used 180% CPU (of one core) during this test"}}
+	var b bytes.Buffer
+	if err := Write(&b, "table", recs); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"1234.50 ± 10.00 (!)", "20.25 ± 0.50 (!)", "target of ±2.0% (±5.0% after 20 repetitions)", "(!) llama 8B Q4_0 tg128: other processes used 180% CPU"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	recs[0].CITargetMet, recs[1].Noise = nil, &gpu.Noise{Quiet: true}
+	b.Reset()
+	Write(&b, "table", recs)
+	if strings.Contains(b.String(), "(!)") {
+		t.Errorf("vouched-for figures marked:\n%s", b.String())
+	}
+}

@@ -126,6 +126,7 @@ type Spec struct {
 	Repetitions  Reps     `yaml:"repetitions"` // a count, or auto
 	TargetCI     float64  `yaml:"target_ci"`   // percent, for auto
 	MaxReps      int      `yaml:"max_reps"`    // for auto
+	DropOutliers bool     `yaml:"drop_outliers"`
 	Warmup       bool     `yaml:"warmup"`
 	Timeout      Duration `yaml:"timeout"`
 	Seed         uint64   `yaml:"seed"`
@@ -196,7 +197,7 @@ func keyAtLine(data []byte, n string) string {
 func specKeys() []string {
 	return []string{"models", "synth", "quantize_from", "types", "n_prompt", "n_gen", "n_depth", "parallel", "n_batch", "n_ubatch",
 		"threads", "n_gpu_layers", "flash_attn", "cache_type_k", "cache_type_v", "sampling", "split_mode", "main_gpu", "mmap",
-		"repetitions", "target_ci", "max_reps", "warmup", "timeout", "seed", "filter"}
+		"repetitions", "target_ci", "max_reps", "drop_outliers", "warmup", "timeout", "seed", "filter"}
 }
 
 // Validate checks every axis and value, naming the key at fault.
@@ -302,7 +303,7 @@ func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 		filters = append(filters, flt)
 	}
 	split, _ := point.ParseSplitMode(s.SplitMode)
-	base := point.Point{Split: split, MainGPU: s.MainGPU, NoMmap: !s.Mmap, Reps: int(s.Repetitions), TargetCI: s.TargetCI / 100, MaxReps: s.MaxReps, NoWarmup: !s.Warmup,
+	base := point.Point{Split: split, MainGPU: s.MainGPU, NoMmap: !s.Mmap, Reps: int(s.Repetitions), TargetCI: s.TargetCI / 100, MaxReps: s.MaxReps, DropOutliers: s.DropOutliers, NoWarmup: !s.Warmup,
 		Seed: s.Seed, Timeout: s.Timeout.Duration, Sampling: "off"}
 	grid := []point.Point{}
 	for _, m := range models {

@@ -48,6 +48,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "repetitions", Aliases: []string{"r"}, Value: point.RepsName(d.Reps), Usage: "timed repetitions of each test, or auto: until the mean is within --target-ci"},
 			&cli.Float64Flag{Name: "target-ci", Value: 100 * point.DefaultTargetCI, Usage: "-r auto: the 95% CI half-width of the mean t/s to reach, percent of the mean"},
 			&cli.IntFlag{Name: "max-reps", Value: point.DefaultMaxReps, Usage: "-r auto: at most this many repetitions"},
+			&cli.BoolFlag{Name: "drop-outliers", Usage: "leave repetitions beyond 3 robust sigmas of the median out of the figures (they are reported either way)"},
 			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up run"},
 			&cli.StringFlag{Name: "sampling", Value: "off", Usage: "also run tg through a sampler chain: off, greedy, typical (top-k 40, top-p 0.95, min-p 0.05, temp 0.8, penalty 1.1)"},
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the random tokens (and of --synth weights)"},
@@ -79,7 +80,7 @@ func pointFromFlags(c *cli.Context, model string) (point.Point, error) {
 		return p, usageErr(err)
 	}
 	p.Parallel, p.Reps, p.NoWarmup = c.Int("parallel"), reps, c.Bool("no-warmup")
-	p.TargetCI, p.MaxReps = c.Float64("target-ci")/100, c.Int("max-reps")
+	p.TargetCI, p.MaxReps, p.DropOutliers = c.Float64("target-ci")/100, c.Int("max-reps"), c.Bool("drop-outliers")
 	smp, err := point.ParseSampling(c.String("sampling"))
 	if err != nil {
 		return p, usagef("--%v", err)

@@ -52,6 +52,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "repetitions", Aliases: []string{"r"}, Usage: "timed repetitions per point, or auto (the default): until the mean is within --target-ci"},
 			&cli.Float64Flag{Name: "target-ci", Value: 100 * point.DefaultTargetCI, Usage: "-r auto: the 95% CI half-width of the mean t/s to reach, percent of the mean"},
 			&cli.IntFlag{Name: "max-reps", Value: point.DefaultMaxReps, Usage: "-r auto: at most this many repetitions"},
+			&cli.BoolFlag{Name: "drop-outliers", Usage: "leave repetitions beyond 3 robust sigmas of the median out of the figures (they are reported either way)"},
 			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the warm-up of each new context"},
 			&cli.DurationFlag{Name: "timeout", Usage: "time limit per point; default 10m"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of random tokens and synthetic weights; default 42"},
@@ -96,6 +97,7 @@ func specFromFlags(c *cli.Context) (*sweep.Spec, error) {
 	set("no-mmap", func() { s.Mmap = !c.Bool("no-mmap") })
 	set("target-ci", func() { s.TargetCI = c.Float64("target-ci") })
 	set("max-reps", func() { s.MaxReps = c.Int("max-reps") })
+	set("drop-outliers", func() { s.DropOutliers = c.Bool("drop-outliers") })
 	if c.IsSet("repetitions") {
 		r, err := point.ParseReps(c.String("repetitions"))
 		if err != nil {

@@ -1,0 +1,159 @@
+package gpu
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CPUCounters are the machine's CPU counters at one instant, read from
+// /proc and /sys below a root ("/" on a live machine; a fixture tree in
+// tests). A counter the kernel does not expose is zero (frequencies) or
+// empty (the governor).
+type CPUCounters struct {
+	CPUs      int
+	Busy      uint64 // jiffies all CPUs spent running (user, nice, system, irq, softirq)
+	Idle      uint64 // jiffies idle or waiting for I/O
+	Steal     uint64 // jiffies a hypervisor gave to other guests
+	Self      uint64 // jiffies this process ran (utime + stime, all threads)
+	CurKHz    uint64 // sum over CPUs of the current frequency
+	MaxKHz    uint64 // sum over the same CPUs of the maximum frequency
+	Throttles uint64 // thermal throttle events so far, cores and packages
+	Governor  string // cpu0's frequency governor
+	At        time.Time
+}
+
+// jiffiesPerSecond is USER_HZ, 100 on every Linux architecture tokbench
+// runs on.
+const jiffiesPerSecond = 100
+
+// ReadCPUCounters reads the counters under root; self is the process
+// whose CPU time is ours ("self" for this one).
+func ReadCPUCounters(root, self string) CPUCounters {
+	c := CPUCounters{At: time.Now()}
+	if b, err := os.ReadFile(filepath.Join(root, "proc", "stat")); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			switch {
+			case len(f) > 8 && f[0] == "cpu":
+				v := make([]uint64, 8)
+				for i := range v {
+					v[i], _ = strconv.ParseUint(f[i+1], 10, 64)
+				}
+				// user nice system idle iowait irq softirq steal
+				c.Busy, c.Idle, c.Steal = v[0]+v[1]+v[2]+v[5]+v[6], v[3]+v[4], v[7]
+			case strings.HasPrefix(f0(f), "cpu"):
+				c.CPUs++
+			}
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "proc", self, "stat")); err == nil {
+		// The command name may hold spaces: fields count from its ")".
+		if i := bytes.LastIndexByte(b, ')'); i > 0 {
+			f := strings.Fields(string(b[i+1:]))
+			if len(f) > 12 {
+				u, _ := strconv.ParseUint(f[11], 10, 64)
+				s, _ := strconv.ParseUint(f[12], 10, 64)
+				c.Self = u + s
+			}
+		}
+	}
+	cpus, _ := filepath.Glob(filepath.Join(root, "sys", "devices", "system", "cpu", "cpu[0-9]*"))
+	for _, d := range cpus {
+		cur, max := readUint(filepath.Join(d, "cpufreq", "scaling_cur_freq")), readUint(filepath.Join(d, "cpufreq", "cpuinfo_max_freq"))
+		if cur > 0 && max > 0 {
+			c.CurKHz, c.MaxKHz = c.CurKHz+cur, c.MaxKHz+max
+		}
+		c.Throttles += readUint(filepath.Join(d, "thermal_throttle", "core_throttle_count")) +
+			readUint(filepath.Join(d, "thermal_throttle", "package_throttle_count"))
+	}
+	c.Governor = readTrim(filepath.Join(root, "sys", "devices", "system", "cpu", "cpu0", "cpufreq", "scaling_governor"))
+	return c
+}
+
+func f0(f []string) string {
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+func readUint(path string) uint64 {
+	v, _ := strconv.ParseUint(readTrim(path), 10, 64)
+	return v
+}
+
+// Noise is what else the machine did while a test was measured, and
+// whether the test's figures can be vouched for.
+type Noise struct {
+	// OtherCPUPct is the CPU other processes used, in percent of one core
+	// (the machine's busy time less this process's).
+	OtherCPUPct float64 `json:"other_cpu_pct"`
+	// StealPct is the time a hypervisor gave to other guests, in percent
+	// of the machine's CPU time.
+	StealPct float64 `json:"steal_pct"`
+	// FreqPct is the CPUs' mean frequency as a percent of their maximum,
+	// at the end of the window, where the kernel says.
+	FreqPct        *float64 `json:"freq_pct,omitempty"`
+	Governor       string   `json:"governor,omitempty"`
+	ThrottleEvents uint64   `json:"thermal_throttle_events,omitempty"`
+	// Outliers are the repetitions more than 3 robust sigmas from the
+	// median (their indices in samples_ts); OutliersDropped says whether
+	// --drop-outliers took them out of the figures.
+	Outliers        []int `json:"outliers,omitempty"`
+	OutliersDropped bool  `json:"outliers_dropped,omitempty"`
+	Quiet           bool  `json:"quiet"`
+	// Warnings say what was not quiet, what it does to the figures and
+	// what to do.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Limits above which a machine is not quiet.
+const (
+	MaxOtherCPUPct = 25 // of one core
+	MaxStealPct    = 2
+	MinFreqPct     = 90
+)
+
+// NoiseBetween is the noise of the window between two readings.
+func NoiseBetween(a, b CPUCounters) Noise {
+	var n Noise
+	wall := b.At.Sub(a.At).Seconds()
+	if total := float64((b.Busy + b.Idle + b.Steal) - (a.Busy + a.Idle + a.Steal)); total > 0 {
+		n.StealPct = 100 * float64(b.Steal-a.Steal) / total
+	}
+	if wall > 0 && b.Busy >= a.Busy {
+		other := float64(b.Busy-a.Busy) - float64(b.Self-a.Self)
+		n.OtherCPUPct = max(0, 100*other/jiffiesPerSecond/wall)
+	}
+	if b.MaxKHz > 0 {
+		f := 100 * float64(b.CurKHz) / float64(b.MaxKHz)
+		n.FreqPct = &f
+	}
+	n.Governor, n.ThrottleEvents = b.Governor, b.Throttles-min(a.Throttles, b.Throttles)
+	if n.OtherCPUPct > MaxOtherCPUPct {
+		n.Warnings = append(n.Warnings, fmt.Sprintf("other processes used %.0f%% CPU (of one core) during this test: its t/s is lower and noisier than this machine gives; rerun on a quiet machine", n.OtherCPUPct))
+	}
+	if n.StealPct > MaxStealPct {
+		n.Warnings = append(n.Warnings, fmt.Sprintf("the hypervisor gave %.1f%% of the CPU time to other guests: a shared VM; rerun on dedicated cores", n.StealPct))
+	}
+	if n.FreqPct != nil && *n.FreqPct < MinFreqPct {
+		n.Warnings = append(n.Warnings, fmt.Sprintf("the CPUs ran at %.0f%% of their maximum frequency (governor %s): set the performance governor, or compare only with runs at the same clocks", *n.FreqPct, orNone(n.Governor)))
+	}
+	if n.ThrottleEvents > 0 {
+		n.Warnings = append(n.Warnings, fmt.Sprintf("%d thermal throttle events: the CPU slowed down to cool; cool the machine or lower its load", n.ThrottleEvents))
+	}
+	n.Quiet = len(n.Warnings) == 0
+	return n
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
