@@ -74,6 +74,16 @@ func Check(p point.Point) error {
 	return Fits(h, EstimateMemory(h, f.TensorBytes(), p), p)
 }
 
+// Need is the memory point p is estimated to need (EstimateMemory), from
+// its model file.
+func Need(p point.Point) (Memory, error) {
+	f, h, err := gguf.Inspect(p.Model)
+	if err != nil {
+		return Memory{}, err
+	}
+	return EstimateMemory(h, f.TensorBytes(), p), nil
+}
+
 // Fits refuses a point whose context is longer than the model (of
 // hyperparameters h) was trained for, or whose memory estimate exceeds
 // what is free.

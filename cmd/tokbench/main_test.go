@@ -371,3 +371,27 @@ func TestProbe(t *testing.T) {
 		}
 	}
 }
+
+// doctor reads the machine and says what it found, changing nothing.
+func TestDoctor(t *testing.T) {
+	r := tokbench(t, "doctor", "-m", tinyModel(t), "-o", "json")
+	var fs []struct{ Check, Level, Says string }
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &fs) != nil {
+		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	checks := map[string]string{}
+	for _, f := range fs {
+		checks[f.Check] = f.Says
+	}
+	for _, c := range []string{"cpu governor", "load average", "swap", "memory", "busy processes", "gpus"} {
+		if _, ok := checks[c]; !ok {
+			t.Errorf("no %q check in %v", c, checks)
+		}
+	}
+	if !strings.Contains(checks["memory"], "the model needs about") {
+		t.Errorf("memory: %s", checks["memory"])
+	}
+	if r := tokbench(t, "doctor"); r.code != 0 || !strings.Contains(r.stdout, "tokbench changes none of this") {
+		t.Errorf("table: exit %d %s", r.code, r.stdout)
+	}
+}

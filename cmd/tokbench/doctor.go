@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tokbench/tokbench/doctor"
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/report"
+	"github.com/tokbench/tokbench/telemetry"
+)
+
+func doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "doctor",
+		Usage:     "check, read-only, whether this machine is fit to benchmark on (CPU governor, load, swap, memory, GPUs ...)",
+		UsageText: "tokbench doctor [-m MODEL.gguf] [-o table|json]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "also check that this model fits in memory (at -p 512 -n 128)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: table or json"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := checkFormat(c.String("output"), report.LoadFormats); err != nil {
+				return err
+			}
+			var need uint64
+			if m := c.String("model"); m != "" {
+				p := point.Defaults(gpu.ReadHost().Cores)
+				p.Model = m
+				mem, err := measure.Need(p)
+				if err != nil {
+					return err
+				}
+				need = uint64(mem.Total())
+			}
+			findings := doctor.Host("/", need, doctor.Busy("/", 500*time.Millisecond))
+			if lib, err := telemetry.OpenNVML(); err == nil {
+				findings = append(findings, doctor.GPUs(lib)...)
+				lib.Shutdown()
+			} else {
+				findings = append(findings, doctor.Finding{Check: "gpus", Level: doctor.Info, Says: err.Error()})
+			}
+			return report.Findings(os.Stdout, c.String("output"), findings)
+		},
+	}
+}
