@@ -35,9 +35,9 @@ func byCheck(fs []Finding) map[string]Finding {
 // names what it saw, and a warning says what it does and how to fix it.
 func TestHostFindings(t *testing.T) {
 	good := tree(t, map[string]string{
-		"proc/stat":     "cpu 1 2 3 4 5 6 7 8\ncpu0 1\ncpu1 1\ncpu2 1\ncpu3 1\n",
-		"proc/loadavg":  "0.10 0.20 0.30 1/100 4242\n",
-		"proc/meminfo":  "MemTotal: 33554432 kB\nMemAvailable: 30000000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
+		"proc/stat":    "cpu 1 2 3 4 5 6 7 8\ncpu0 1\ncpu1 1\ncpu2 1\ncpu3 1\n",
+		"proc/loadavg": "0.10 0.20 0.30 1/100 4242\n",
+		"proc/meminfo": "MemTotal: 33554432 kB\nMemAvailable: 30000000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
 		"sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": "performance\n",
 		"sys/devices/system/cpu/smt/active":                    "0\n",
 		"sys/kernel/mm/transparent_hugepage/enabled":           "always [madvise] never\n",
@@ -87,7 +87,9 @@ func TestGPUFindings(t *testing.T) {
 		}
 		d.GetApplicationsClockFunc = func(nvml.ClockType) (uint32, nvml.Return) { return uint32(1980 - 1000*b2i(i == 1)), nvml.SUCCESS }
 		d.GetMaxClockInfoFunc = func(nvml.ClockType) (uint32, nvml.Return) { return 1980, nvml.SUCCESS }
-		d.GetEccModeFunc = func() (nvml.EnableState, nvml.EnableState, nvml.Return) { return nvml.FEATURE_ENABLED, nvml.FEATURE_ENABLED, nvml.SUCCESS }
+		d.GetEccModeFunc = func() (nvml.EnableState, nvml.EnableState, nvml.Return) {
+			return nvml.FEATURE_ENABLED, nvml.FEATURE_ENABLED, nvml.SUCCESS
+		}
 		d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
 			if i == 2 {
 				return []nvml.ProcessInfo{{Pid: 999, UsedGpuMemory: 8 << 30}}, nvml.SUCCESS
@@ -104,10 +106,10 @@ func TestGPUFindings(t *testing.T) {
 	got := byCheck(GPUs(s))
 	name := "NVIDIA H200 141GB HBM3e"
 	for check, want := range map[string]string{
-		"gpu 0 (" + name + ") persistence mode":    "off",
+		"gpu 0 (" + name + ") persistence mode":   "off",
 		"gpu 1 (" + name + ") application clocks": "SM 980 MHz of 1980 MHz",
-		"gpu 2 (" + name + ") processes":           "pid 999 (8192 MiB)",
-		"gpu 3 (" + name + ") clock events":        "hw_thermal_slowdown",
+		"gpu 2 (" + name + ") processes":          "pid 999 (8192 MiB)",
+		"gpu 3 (" + name + ") clock events":       "hw_thermal_slowdown",
 	} {
 		if f := got[check]; f.Level != Warn || !strings.Contains(f.Says, want) || f.Fix == "" {
 			t.Errorf("%s: %+v, want a warning %q", check, f, want)
