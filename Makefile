@@ -26,7 +26,7 @@ export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/m
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
-.PHONY: all build demo test vet fuzz bench bench-sweep bench-telemetry bench-load bench-probe cuda clean env
+.PHONY: all build demo test vet fuzz bench bench-sweep bench-telemetry bench-load bench-probe bench-validity cuda clean env
 
 all: build
 
@@ -73,6 +73,10 @@ bench-load: build
 # How repeatable the probe's ceilings are here (target: spread <= 1.3).
 bench-probe: build
 	scripts/bench-probe.sh
+
+# Whether records deserve the precision they claim, and -r auto's cost.
+bench-validity: build
+	scripts/bench-validity.sh
 
 # CUDA backend (shared libraries) from the pinned llama.cpp, beside the
 # binary: CUDA_ARCHITECTURES=90 (default: this machine's GPU).

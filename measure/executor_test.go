@@ -262,3 +262,25 @@ func TestContentionIsDetected(t *testing.T) {
 		t.Errorf("a core burnt beside the point: %+v (quiet run: %.0f%%)", n, quiet)
 	}
 }
+
+// Outlying repetitions are reported and the machine is then not called
+// quiet; --drop-outliers leaves them out of the figures.
+func TestOutliers(t *testing.T) {
+	if got := outliers([]float64{100, 101, 99, 100, 140, 100.5}); len(got) != 1 || got[0] != 4 {
+		t.Errorf("outliers %v", got)
+	}
+	if got := outliers([]float64{100, 100, 100}); len(got) != 0 {
+		t.Errorf("no spread, no outliers: %v", got)
+	}
+	r := &repetitions{p: point.Point{DropOutliers: true, Parallel: 1}, tokens: 100, cpu: gpu.ReadCPUCounters("/", "self")}
+	ns := []float64{1e9, 1.01e9, 0.99e9, 1e9, 3e9, 1.005e9}
+	rec := r.figures(ns)
+	if rec.Reps != 5 || len(rec.SamplesTs) != 5 || rec.Noise.Quiet || !rec.Noise.OutliersDropped || len(rec.Noise.Outliers) != 1 || rec.MinTs < 90 {
+		t.Errorf("dropped: %+v %+v", rec.Result, rec.Noise)
+	}
+	r.p.DropOutliers = false
+	rec = r.figures(ns)
+	if rec.Reps != 6 || rec.Noise.OutliersDropped || !strings.Contains(strings.Join(rec.Noise.Warnings, " "), "kept") {
+		t.Errorf("kept: %+v %+v", rec.Result, rec.Noise)
+	}
+}

@@ -195,6 +195,7 @@ func (r *repetitions) mark(rec *record.Record, ns []float64, out []int) {
 		noise.Warnings = append(noise.Warnings, fmt.Sprintf("%d of %d repetitions lie beyond 3 robust sigmas of the median (%v)%s",
 			len(noise.Outliers), len(ns), noise.Outliers, map[bool]string{true: ": left out (--drop-outliers)", false: ": kept; --drop-outliers leaves them out"}[r.p.DropOutliers]))
 	}
+	noise.Quiet = len(noise.Warnings) == 0
 	rec.Noise = &noise
 	rec.Reps = len(rec.SamplesTs)
 	if r.p.Reps == point.AutoReps {
