@@ -237,17 +237,8 @@ func outliers(ts []float64) []int {
 
 // rates turns repetition times into llama-bench's figures and ours.
 func rates(ns []float64, tokens, parallel int) *record.Record {
-	ts := make([]float64, len(ns))
-	r := &record.Record{Result: record.Result{SamplesNs: make([]uint64, len(ns)), SamplesTs: ts}}
-	for i, v := range ns {
-		r.SamplesNs[i] = uint64(v)
-		ts[i] = float64(tokens) * 1e9 / v
-	}
-	tn, tt := stats.Summarize(ns), stats.Summarize(ts)
-	r.AvgNs, r.StddevNs = uint64(tn.Mean), uint64(tn.Stddev)
-	r.AvgTs, r.StddevTs = tt.Mean, tt.Stddev
-	r.MedianTs, r.MinTs, r.MaxTs, r.CI95Ts, r.CV = tt.Median, tt.Min, tt.Max, tt.CI95, tt.CV
-	r.AvgTsPerSeq = tt.Mean / float64(parallel)
+	r := &record.Record{}
+	r.SetRates(ns, tokens, parallel)
 	return r
 }
 

@@ -27,7 +27,12 @@ type Record struct {
 	Test    string    `json:"test"`     // pp512, tg128@d1024, ...
 	Status  Status    `json:"status"`
 	Reason  string    `json:"reason,omitempty"`
-	Phases  *Phases   `json:"phases_ms,omitempty"`
+	// Round is the round of an interleaved sweep (sweep --rounds) the
+	// record measured, 1 to Rounds; the record that merges a point's
+	// rounds has Round 0 and Rounds set.
+	Round  int     `json:"round,omitempty"`
+	Rounds int     `json:"rounds,omitempty"`
+	Phases *Phases `json:"phases_ms,omitempty"`
 
 	Build
 	Machine
@@ -103,19 +108,22 @@ type Settings struct {
 
 // Result is what the repetitions gave: llama-bench's figures, then ours.
 type Result struct {
-	TestTime    time.Time `json:"test_time"`
-	AvgNs       uint64    `json:"avg_ns"`
-	StddevNs    uint64    `json:"stddev_ns"`
-	AvgTs       float64   `json:"avg_ts"`
-	StddevTs    float64   `json:"stddev_ts"`
-	SamplesNs   []uint64  `json:"samples_ns"`
-	SamplesTs   []float64 `json:"samples_ts"`
-	MedianTs    float64   `json:"median_ts"`
-	MinTs       float64   `json:"min_ts"`
-	MaxTs       float64   `json:"max_ts"`
-	CI95Ts      float64   `json:"ci95_ts"`
-	CV          float64   `json:"cv"`
-	AvgTsPerSeq float64   `json:"avg_ts_per_seq"`
+	TestTime  time.Time `json:"test_time"`
+	AvgNs     uint64    `json:"avg_ns"`
+	StddevNs  uint64    `json:"stddev_ns"`
+	AvgTs     float64   `json:"avg_ts"`
+	StddevTs  float64   `json:"stddev_ts"`
+	SamplesNs []uint64  `json:"samples_ns"`
+	SamplesTs []float64 `json:"samples_ts"`
+	// SamplesRound is the round each sample was measured in (merged
+	// records of an interleaved sweep).
+	SamplesRound []int   `json:"samples_round,omitempty"`
+	MedianTs     float64 `json:"median_ts"`
+	MinTs        float64 `json:"min_ts"`
+	MaxTs        float64 `json:"max_ts"`
+	CI95Ts       float64 `json:"ci95_ts"`
+	CV           float64 `json:"cv"`
+	AvgTsPerSeq  float64 `json:"avg_ts_per_seq"`
 	// With adaptive repetitions (-r auto): the 95% CI half-width of the
 	// mean t/s aimed at, as a fraction of the mean, and whether the
 	// repetitions reached it before the limit on their count or time.

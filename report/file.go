@@ -36,7 +36,7 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 	if err := record.Annotate(recs, peaks); err != nil {
 		fmt.Fprintln(log, "roofline:", err)
 	}
-	recs = Grouped(recs)
+	recs = Grouped(record.Final(recs))
 	if out != "" && format == "md" {
 		return MarkdownFiles(out, recs, tl)
 	}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/tokbench/tokbench/roofline"
@@ -38,6 +39,12 @@ type Options struct {
 	Dropped     int             // points removed by filters, for the plan
 	Peaks       *roofline.Cache // the ceilings each record's roofline is set against before it is written (nil: none)
 	Watch       *Watch          // anomaly events
+	// Rounds measures the grid this many times (interleaved rounds; 0 or
+	// 1: once), each round in another order (RoundOrder), and then merges
+	// each point's rounds into one record.
+	Rounds  int
+	Shuffle bool   // each round in a random order instead of a rotated one
+	Seed    uint64 // of the shuffle
 }
 
 // Result is what a sweep did.
@@ -62,17 +69,19 @@ func Run(ctx context.Context, points []point.Point, env measure.Env, o Options) 
 		return nil, err
 	}
 	defer res.Close()
-	done := map[point.Key]bool{}
-	for _, r := range old {
-		done[r.Key] = r.Status != record.StatusFailed || !o.RetryFailed
-	}
-	plan, err := MakePlan(points, done, env)
+	rounds := max(o.Rounds, 1)
+	full, done := recorded(old, rounds, o.RetryFailed)
+	plan, err := MakePlan(points, full, env)
 	if err != nil {
 		return nil, err
 	}
 	plan.Dropped = o.Dropped
 	sum := &Result{Records: old, Total: len(plan.Points) + len(plan.Skipped)}
+	round := 0
 	emit := func(r record.Record) error {
+		if rounds > 1 && r.Rounds == 0 {
+			r.Round, r.Rounds = round, rounds
+		}
 		if o.Peaks != nil {
 			// A probe file that cannot be read leaves the record without a
 			// roofline; report sets it again once the file is mended.
@@ -109,21 +118,53 @@ func Run(ctx context.Context, points []point.Point, env measure.Env, o Options) 
 			return sum, err
 		}
 	}
-	pr := NewProgress(o.Log, o.TTY, len(plan.Points), plan.Total())
+	pr := NewProgress(o.Log, o.TTY, len(plan.Points)*rounds, time.Duration(rounds)*plan.Total())
 	defer pr.Finish()
 	wc := workerCmd{Exe: o.Exe, Args: o.ExeArgs}
-	for _, group := range byModel(plan.Points) {
-		err := runGroup(ctx, wc, workerRequest{Version: env.Version, Fault: o.Fault, TelemetryRate: o.Telemetry, TelemetryOut: o.TelemetryTo, Points: group}, env, pr, plan, emit)
-		if errors.Is(err, measure.ErrStopped) {
-			sum.Interrupted = true
-			break
+	for round = 1; round <= rounds && !sum.Interrupted; round++ {
+		order := plan.Points
+		if rounds > 1 {
+			order = RoundOrder(plan.Points, round, rounds, o.Shuffle, o.Seed)
+			order = slices.DeleteFunc(order, func(p point.Point) bool { return done[roundKey{p.Key(), round}] })
 		}
-		if err != nil {
-			return sum, err
+		for _, group := range byModel(order) {
+			err := runGroup(ctx, wc, workerRequest{Version: env.Version, Fault: o.Fault, TelemetryRate: o.Telemetry, TelemetryOut: o.TelemetryTo, Points: group}, env, pr, plan, emit)
+			if errors.Is(err, measure.ErrStopped) {
+				sum.Interrupted = true
+				break
+			}
+			if err != nil {
+				return sum, err
+			}
+		}
+	}
+	if rounds > 1 && !sum.Interrupted {
+		for _, m := range mergeRounds(sum.Records, rounds) {
+			if err := emit(m); err != nil {
+				return sum, err
+			}
 		}
 	}
 	sum.Wall = time.Since(start)
 	return sum, nil
+}
+
+// recorded says what a results file already holds: the points that need
+// no more measuring (a record, or with rounds the merged record or a
+// skip), and with rounds each point's rounds measured. Failed records
+// count unless they are to be retried.
+func recorded(old []record.Record, rounds int, retryFailed bool) (full map[point.Key]bool, done map[roundKey]bool) {
+	full, done = map[point.Key]bool{}, map[roundKey]bool{}
+	for _, r := range old {
+		ok := r.Status != record.StatusFailed || !retryFailed
+		switch {
+		case rounds == 1, r.Status == record.StatusSkipped, r.Round == 0 && r.Rounds > 0:
+			full[r.Key] = full[r.Key] || ok
+		default:
+			done[roundKey{r.Key, r.Round}] = done[roundKey{r.Key, r.Round}] || ok
+		}
+	}
+	return full, done
 }
 
 // byModel cuts ordered points into runs of one model.

@@ -57,7 +57,7 @@ func baselineInputs(c *cli.Context) ([]record.Record, string, *baseline.File, er
 		if err != nil {
 			return nil, "", nil, err
 		}
-		recs = append(recs, rs...)
+		recs = append(recs, record.Final(rs)...)
 	}
 	class, err := baseline.ClassOf(recs)
 	if err != nil {

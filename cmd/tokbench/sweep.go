@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tokbench/tokbench/record"
+
 	"github.com/tokbench/tokbench/point"
 
 	"github.com/tokbench/tokbench/roofline"
@@ -58,6 +60,8 @@ func sweepCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of random tokens and synthetic weights; default 42"},
 			&cli.StringSliceFlag{Name: "filter", Usage: "drop the points matching, e.g. 'n_depth>=4096 && parallel>4' (repeatable)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (points, memory, estimated time) and stop"},
+			&cli.IntFlag{Name: "rounds", Value: 1, Usage: "measure the grid this many times, alternately forward and reversed (ABBA), and merge each point's rounds: drift of the machine moves every point alike"},
+			&cli.BoolFlag{Name: "shuffle", Usage: "with --rounds, each round in a random order (from --seed) instead"},
 			&cli.StringFlag{Name: "out", Value: "results.jsonl", Usage: "JSONL results file, one record per point, written as measured"},
 			&cli.BoolFlag{Name: "resume", Usage: "continue --out, skipping the points it holds"},
 			&cli.BoolFlag{Name: "retry-failed", Usage: "with --resume, measure failed points again"},
@@ -179,7 +183,7 @@ func doSweep(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := report.Write(os.Stdout, c.String("output"), report.Grouped(res.Records)); err != nil {
+	if err := report.Write(os.Stdout, c.String("output"), report.Grouped(record.Final(res.Records))); err != nil {
 		return err
 	}
 	return sweepEnd(c, res)
@@ -190,6 +194,9 @@ func sweepOptions(c *cli.Context, cacheDir string, dropped int) (sweep.Options, 
 	rate, err := telemetryRate(c)
 	if err != nil {
 		return sweep.Options{}, nil, err
+	}
+	if r := c.Int("rounds"); r < 1 || r > 100 {
+		return sweep.Options{}, nil, usagef("--rounds %d: use 1 to 100", r)
 	}
 	if _, err := telemetry.ReadProfiles(); rate > 0 && err != nil {
 		fmt.Fprintln(os.Stderr, err.Error()+"; sampling the host only")
@@ -204,7 +211,8 @@ func sweepOptions(c *cli.Context, cacheDir string, dropped int) (sweep.Options, 
 	}
 	return sweep.Options{Out: c.String("out"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
 		Peaks: &roofline.Cache{Dir: cacheDir}, Watch: watch, ExeArgs: exeArgs, Fault: c.String("test-fault"),
-		Telemetry: rate, TelemetryTo: c.String("telemetry-out"), Log: os.Stderr, TTY: isTerminal(os.Stderr), Dropped: dropped}, closeEvents, nil
+		Telemetry: rate, TelemetryTo: c.String("telemetry-out"), Log: os.Stderr, TTY: isTerminal(os.Stderr), Dropped: dropped,
+		Rounds: c.Int("rounds"), Shuffle: c.Bool("shuffle"), Seed: c.Uint64("seed")}, closeEvents, nil
 }
 
 // sweepEnd says how a sweep ended: its closing line, how to resume an

@@ -505,3 +505,34 @@ func TestCapacityCommand(t *testing.T) {
 		t.Errorf("no SLO: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// sweep --rounds 2: each point measured in both rounds (forward, then
+// reversed), the rounds merged into one record per point, which is what
+// the summary and the report show.
+func TestSweepRounds(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "rounds.jsonl")
+	r := tokbench(t, "sweep", "--synth", "tiny", "--types", "q8_0", "-p", "0", "-n", "8", "-d", "0,16", "-r", "2", "--rounds", "2",
+		"--no-telemetry", "--out", out, "-o", "csv")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	recs := readResults(t, out)
+	rounds, merged := map[int]int{}, 0
+	for _, rec := range recs {
+		if rec.Round > 0 && rec.Rounds == 2 {
+			rounds[rec.Round]++
+		}
+		if rec.Round == 0 && rec.Rounds == 2 {
+			merged++
+			if len(rec.SamplesTs) != 4 || len(rec.SamplesRound) != 4 || rec.SamplesRound[0] != 1 || rec.SamplesRound[3] != 2 {
+				t.Errorf("merged record: %d samples, rounds %v", len(rec.SamplesTs), rec.SamplesRound)
+			}
+		}
+	}
+	if rounds[1] != 2 || rounds[2] != 2 || merged != 2 || len(recs) != 6 {
+		t.Errorf("%d records: rounds %v, %d merged", len(recs), rounds, merged)
+	}
+	if lines := strings.Count(strings.TrimSpace(r.stdout), "\n"); lines != 2 {
+		t.Errorf("the summary shows %d rows, want the 2 merged points:\n%s", lines, r.stdout)
+	}
+}

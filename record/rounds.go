@@ -1,0 +1,79 @@
+package record
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tokbench/tokbench/stats"
+)
+
+// SetRates sets a test's figures from its repetitions' durations
+// (nanoseconds), each of tokens tokens over parallel sequences:
+// llama-bench's mean and stddev of both, and our median, extremes, 95% CI
+// and CV of the rate.
+func (r *Result) SetRates(ns []float64, tokens, parallel int) {
+	r.SamplesNs, r.SamplesTs = make([]uint64, len(ns)), make([]float64, len(ns))
+	for i, v := range ns {
+		r.SamplesNs[i] = uint64(v)
+		r.SamplesTs[i] = float64(tokens) * 1e9 / v
+	}
+	tn, tt := stats.Summarize(ns), stats.Summarize(r.SamplesTs)
+	r.AvgNs, r.StddevNs = uint64(tn.Mean), uint64(tn.Stddev)
+	r.AvgTs, r.StddevTs = tt.Mean, tt.Stddev
+	r.MedianTs, r.MinTs, r.MaxTs, r.CI95Ts, r.CV = tt.Median, tt.Min, tt.Max, tt.CI95, tt.CV
+	r.AvgTsPerSeq = tt.Mean / float64(max(parallel, 1))
+}
+
+// MergeRounds merges the records of one point's rounds (in round order)
+// into one: every round's samples, which round each came from, the
+// figures over all of them, and the noise of every round. The per-step
+// figures (ITL, drift) and telemetry stay in the round records.
+func MergeRounds(rounds []Record) Record {
+	m := rounds[0]
+	m.Round, m.Rounds, m.Phases, m.Telemetry, m.ITL, m.DriftPct, m.Roofline = 0, len(rounds), nil, nil, nil, nil, nil
+	m.EnergyJ, m.TokensPerJ = nil, nil
+	var ns []float64
+	m.SamplesRound = nil
+	var noise []string
+	for _, r := range rounds {
+		for _, v := range r.SamplesNs {
+			ns = append(ns, float64(v))
+			m.SamplesRound = append(m.SamplesRound, r.Round)
+		}
+		m.Throttled = m.Throttled || r.Throttled
+		if r.Noise != nil {
+			for _, w := range r.Noise.Warnings {
+				noise = append(noise, fmt.Sprintf("round %d: %s", r.Round, w))
+			}
+		}
+	}
+	samplesRound := m.SamplesRound
+	m.SetRates(ns, max(m.NParallel, 1)*max(m.NPrompt, m.NGen), m.NParallel)
+	m.SamplesRound, m.Reps = samplesRound, len(ns)
+	if m.IsPrompt() {
+		m.TTFT = stats.Latencies(ns)
+	}
+	if m.CITargetMet != nil {
+		met := m.CI95Ts <= m.CITarget*m.AvgTs
+		m.CITargetMet = &met
+	}
+	if m.Noise != nil {
+		n := *m.Noise
+		n.Warnings, n.Quiet, n.Outliers = noise, len(noise) == 0, nil
+		m.Noise = &n
+	}
+	return m
+}
+
+// Final keeps what a results file finally says of each point: the merged
+// record of an interleaved sweep's point in place of its rounds (rounds of
+// a point not merged yet, as an interrupted sweep leaves, stay).
+func Final(recs []Record) []Record {
+	merged := map[string]bool{}
+	for _, r := range recs {
+		if r.Rounds > 0 && r.Round == 0 {
+			merged[r.Key.String()] = true
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(recs), func(r Record) bool { return r.Round > 0 && merged[r.Key.String()] })
+}
