@@ -98,8 +98,11 @@ type Noise struct {
 	StealPct float64 `json:"steal_pct"`
 	// FreqPct is the CPUs' mean frequency as a percent of their maximum,
 	// at the end of the window, where the kernel says.
-	FreqPct        *float64 `json:"freq_pct,omitempty"`
-	Governor       string   `json:"governor,omitempty"`
+	FreqPct  *float64 `json:"freq_pct,omitempty"`
+	Governor string   `json:"governor,omitempty"`
+	// GPUProcesses are other compute processes on the GPUs at the end of
+	// the test, as NVML lists them (with telemetry on).
+	GPUProcesses   []string `json:"gpu_processes,omitempty"`
 	ThrottleEvents uint64   `json:"thermal_throttle_events,omitempty"`
 	// Outliers are the repetitions more than 3 robust sigmas from the
 	// median (their indices in samples_ts); OutliersDropped says whether

@@ -304,6 +304,11 @@ func (e *Executor) attach(rec *record.Record, tel *record.Telemetry, reps [][2]t
 		rec.EnergyJ, rec.TokensPerJ = &joules, &tpj
 	}
 	rec.Telemetry = tel
+	if others := e.Sampler.OtherProcesses(); len(others) > 0 && rec.Noise != nil {
+		rec.Noise.GPUProcesses = others
+		rec.Noise.Warnings = append(rec.Noise.Warnings, "other processes ran on the GPU ("+strings.Join(others, ", ")+"): they share its SMs and memory bandwidth; rerun on an idle GPU")
+		rec.Noise.Quiet = false
+	}
 }
 
 func wrapTimeout(err error, p point.Point) error {

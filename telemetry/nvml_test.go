@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +268,32 @@ func TestNVMLUnavailableIsAnError(t *testing.T) {
 	}
 	if !strings.HasPrefix(err.Error(), "NVML unavailable: ") {
 		t.Errorf("error %q", err)
+	}
+}
+
+// Other compute processes on a sampled GPU are named; this process is not.
+func TestOtherProcesses(t *testing.T) {
+	s := dgxh200.New()
+	clk, epoch := &fakeClock{}, time.Time{}
+	var devs []nvml.Device
+	for i, d := range s.Devices[:3] {
+		equip(d.(*server.Device), clk, &epoch, false)
+		devs = append(devs, d)
+		d.(*server.Device).GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+			switch i {
+			case 1:
+				return []nvml.ProcessInfo{{Pid: uint32(os.Getpid())}, {Pid: 4242, UsedGpuMemory: 2 << 30}}, nvml.SUCCESS
+			case 2:
+				return nil, nvml.ERROR_NOT_SUPPORTED
+			}
+			return []nvml.ProcessInfo{{Pid: uint32(os.Getpid()), UsedGpuMemory: 1 << 30}}, nvml.SUCCESS
+		}
+	}
+	smp, err := NewSampler(s, devs, 20, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := smp.OtherProcesses(); len(got) != 1 || got[0] != "pid 4242 on GPU 1 (2048 MiB)" {
+		t.Errorf("others %v", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -221,4 +222,25 @@ func (s *Sampler) Window(start, end time.Time) gpu.Window {
 	pad := 2 * s.rate
 	all := s.Samples(start.Add(-pad), end.Add(pad))
 	return gpu.Summarize(all, start.Sub(s.epoch).Nanoseconds(), end.Sub(s.epoch).Nanoseconds())
+}
+
+// OtherProcesses lists the compute processes other than this one on the
+// sampled GPUs ("pid P on GPU i (M MiB)"), where the driver says: another
+// process on the GPU shares its SMs and memory bandwidth with the
+// benchmark.
+func (s *Sampler) OtherProcesses() []string {
+	self := uint32(os.Getpid())
+	var out []string
+	for i, d := range s.devs {
+		procs, ret := d.GetComputeRunningProcesses()
+		if ret != nvml.SUCCESS {
+			continue
+		}
+		for _, p := range procs {
+			if p.Pid != self {
+				out = append(out, fmt.Sprintf("pid %d on GPU %d (%.0f MiB)", p.Pid, i, float64(p.UsedGpuMemory)/(1<<20)))
+			}
+		}
+	}
+	return out
 }
