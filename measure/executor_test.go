@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -229,13 +230,14 @@ func TestAdaptiveRepetitions(t *testing.T) {
 }
 
 // Another process burning a core while a point is measured is seen and
-// said; the same point without it uses far less of others' CPU. (The
-// comparison, not a fixed floor, is asserted: a busy CI machine has other
-// processes of its own.)
+// said: the other processes' CPU the record gives holds at least the
+// burner's own CPU time over the window (read from its /proc entry), so
+// the check holds on a machine busy with other work too. That a quiet
+// machine is called quiet is checked only when the machine is quiet.
 func TestContentionIsDetected(t *testing.T) {
 	p := tinyPoint()
 	p.NPrompt, p.NGen, p.Reps = 0, 64, 5
-	other := func() float64 {
+	measureOnce := func() *gpu.Noise {
 		recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -243,23 +245,26 @@ func TestContentionIsDetected(t *testing.T) {
 		if recs[0].Noise == nil {
 			t.Fatal("no noise block")
 		}
-		return recs[0].Noise.OtherCPUPct
+		return recs[0].Noise
 	}
-	quiet := other()
+	quiet := measureOnce()
 	burner := exec.Command("sh", "-c", "while :; do :; done")
 	if err := burner.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { burner.Process.Kill(); burner.Wait() }()
+	pid := strconv.Itoa(burner.Process.Pid)
 	time.Sleep(50 * time.Millisecond)
-	recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil, nil)
-	if err != nil {
-		t.Fatal(err)
+	a := gpu.ReadCPUCounters("/", pid)
+	n := measureOnce()
+	b := gpu.ReadCPUCounters("/", pid)
+	burnt := 100 * float64(b.Self-a.Self) / 100 / b.At.Sub(a.At).Seconds() // % of a core
+	t.Logf("other processes' CPU: %.0f%% quiet, %.0f%% with a burner that used %.0f%%", quiet.OtherCPUPct, n.OtherCPUPct, burnt)
+	if n.Quiet || !strings.Contains(strings.Join(n.Warnings, " "), "other processes used") || n.OtherCPUPct < 0.8*burnt-5 || burnt < 25 {
+		t.Errorf("a core burnt beside the point (%.0f%%): %+v", burnt, n)
 	}
-	n := recs[0].Noise
-	t.Logf("other processes' CPU: %.0f%% quiet, %.0f%% with a burner", quiet, n.OtherCPUPct)
-	if n.OtherCPUPct < 50 || n.Quiet || !strings.Contains(strings.Join(n.Warnings, " "), "other processes used") || n.OtherCPUPct < quiet+40 {
-		t.Errorf("a core burnt beside the point: %+v (quiet run: %.0f%%)", n, quiet)
+	if quiet.OtherCPUPct < 10 && len(quiet.Outliers) == 0 && !quiet.Quiet {
+		t.Errorf("a quiet run called noisy: %+v", quiet)
 	}
 }
 

@@ -135,7 +135,7 @@ func TestSweepInterruptAndResume(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	guard := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+	guard := time.AfterFunc(10*time.Minute, func() { cmd.Process.Kill() })
 	defer guard.Stop()
 	var errb bytes.Buffer
 	sc := bufio.NewScanner(stderr)
