@@ -26,7 +26,7 @@ export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/m
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
-.PHONY: all build demo test vet fuzz bench bench-sweep bench-telemetry bench-load bench-probe bench-validity cuda clean env
+.PHONY: all build demo test vet pure fuzz bench bench-sweep bench-telemetry bench-load bench-probe bench-validity cuda clean env
 
 all: build
 
@@ -44,8 +44,14 @@ vet:
 
 # -p 1: test packages run llama.cpp, whose threads spin-wait; two packages
 # at once on a small machine slow each other down many times over.
-test: vet
+test: vet pure
 	$(GO) test -p 1 -count=1 -timeout 30m ./...
+
+# Everything downstream of the records builds and passes without cgo: no
+# llama.cpp, no NVML.
+PURE := ./point/... ./record/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... ./doctor/...
+pure:
+	CGO_ENABLED=0 $(GO) test -count=1 $(PURE)
 
 # Fuzz the GGUF validator (FUZZTIME=1m by default).
 FUZZTIME ?= 1m

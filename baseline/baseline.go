@@ -4,14 +4,15 @@
 package baseline
 
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/tokbench/tokbench/gpu"
 
 	"github.com/tokbench/tokbench/record"
 
@@ -102,43 +103,27 @@ func ClassOf(recs []record.Record) (string, error) {
 	return class, nil
 }
 
-func path(dir, class string) string { return filepath.Join(dir, class+".json") }
+func path(dir, class string) string { return gpu.ClassFile(dir, class) }
 
 // Load reads the baseline of a class from dir; nil if absent.
 func Load(dir, class string) (*File, error) {
-	b, err := os.ReadFile(path(dir, class))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	var f File
-	if err := json.Unmarshal(b, &f); err != nil {
+	found, err := gpu.LoadClass(dir, class, &f)
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("baseline %s: %w", path(dir, class), err)
-	}
-	if f.Class != class {
+	case !found:
+		return nil, nil
+	case f.Class != class:
 		return nil, fmt.Errorf("baseline %s is for class %s, not %s", path(dir, class), f.Class, class)
-	}
-	if f.Version != Version {
+	case f.Version != Version:
 		return nil, fmt.Errorf("baseline %s is of format %d (this tokbench reads %d: points by what they measure, not by file name): create it again with tokbench baseline create", path(dir, class), f.Version, Version)
 	}
 	return &f, nil
 }
 
 // Save writes the baseline to dir/CLASS.json.
-func (f *File) Save(dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	b, _ := json.MarshalIndent(f, "", "  ")
-	p := path(dir, f.Class)
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return "", err
-	}
-	return p, os.Rename(tmp, p)
-}
+func (f *File) Save(dir string) (string, error) { return gpu.SaveClass(dir, f.Class, f) }
 
 // Merge adds records' samples to a baseline (nil: a new one), each record
 // a run of its point, and sets each point's expected range: the median
@@ -192,14 +177,7 @@ func (p *Point) add(r *record.Record, minEffect float64) {
 
 // name is how a point's model is shown: as the sweep named it, else the
 // file's name.
-func name(r *record.Record) string { return cmpOr(r.ModelID, filepath.Base(r.ModelFile)) }
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
+func name(r *record.Record) string { return cmp.Or(r.ModelID, filepath.Base(r.ModelFile)) }
 
 // Verdict is what a comparison says of a point.
 type Verdict string

@@ -1,9 +1,9 @@
 // Package doctor checks, read-only, whether a machine is fit to benchmark
 // on, as pyperf's "system show" does: CPU governor and boost, SMT, load
 // and busy processes, swap, memory free against a model, NUMA, huge
-// pages, and on NVIDIA GPUs persistence, application clocks, ECC, MIG,
-// other processes and clock-event reasons. Each finding says what it does
-// to results and how to fix it; tokbench never changes any of it.
+// pages. (The NVIDIA GPUs' checks read NVML: telemetry.Checks.) Each
+// finding says what it does to results and how to fix it; tokbench never
+// changes any of it.
 package doctor
 
 import (

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +18,7 @@ type chart struct {
 	svg   func(standalone bool) string
 }
 
-func label(r *record.Record) string { return cmpOr(r.ModelID, r.ModelType) }
+func label(r *record.Record) string { return cmp.Or(r.ModelID, r.ModelType) }
 
 // charts are the figures the records allow: tg t/s against depth per model
 // and quantization, aggregate t/s against parallel sequences, efficiency
@@ -123,6 +124,12 @@ func charts(recs []record.Record) []chart {
 const css = `body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:12px;margin:1em 0}` +
 	`td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td.l,th.l{text-align:left}h2{margin-top:1.6em}figure{margin:1em 0}`
 
+// pageStart begins a self-contained page: its head with the style sheet
+// inline, and its title as the first heading.
+func pageStart(b *strings.Builder, title string) {
+	fmt.Fprintf(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>%s</title><style>%s</style></head><body>\n<h1>%s</h1>\n", esc(title), css, esc(title))
+}
+
 // HTML writes one self-contained page: hardware profile, charts as inline
 // SVG, the verdict table and every result. Nothing in it is fetched from
 // anywhere.
@@ -131,8 +138,7 @@ func HTML(w io.Writer, recs []record.Record) error { return HTMLWith(w, recs, ni
 // HTMLWith is HTML plus timelines of raw telemetry samples.
 func HTMLWith(w io.Writer, recs []record.Record, tl Timeline) error {
 	var b strings.Builder
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>tokbench report</title><style>" + css + "</style></head><body>\n")
-	b.WriteString("<h1>tokbench report</h1>\n")
+	pageStart(&b, "tokbench report")
 	profileHTML(&b, recs)
 	for i, c := range append(charts(recs), tl.charts()...) {
 		fmt.Fprintf(&b, "<figure id=\"chart-%d\">%s</figure>\n", i+1, c.svg(false))

@@ -257,8 +257,7 @@ func WriteLoadWith(w io.Writer, format string, lines []load.Line, tl Timeline) e
 		return cw.Error()
 	case "html":
 		var b strings.Builder
-		b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>tokbench load report</title><style>" + css + "</style></head><body>\n")
-		b.WriteString("<h1>tokbench load report</h1>\n")
+		pageStart(&b, "tokbench load report")
 		if len(lines) > 0 {
 			fmt.Fprintf(&b, "<p>%s; %s, llama.cpp %s (ollama %s)</p>\n", esc(lines[0].Host), esc(lines[0].Tool), esc(lines[0].BuildCommit), esc(lines[0].OllamaVersion))
 		}

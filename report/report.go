@@ -3,6 +3,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -85,7 +86,7 @@ func ms(l *stats.Latency, f func(*stats.Latency) float64) string {
 }
 
 var columns = []column{
-	{"model", false, func(r *record.Record) string { return cmpOr(r.ModelID, r.ModelType) }},
+	{"model", false, func(r *record.Record) string { return cmp.Or(r.ModelID, r.ModelType) }},
 	{"size", true, func(r *record.Record) string { return size(r.ModelSize) }},
 	{"params", true, func(r *record.Record) string { return params(r.ModelParams) }},
 	{"backend", false, func(r *record.Record) string { return r.Backend }},
@@ -110,13 +111,6 @@ var columns = []column{
 	{"itl p99 ms", true, func(r *record.Record) string { return ms(r.ITL, func(l *stats.Latency) float64 { return l.P99 }) }},
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // Grouped orders records by model and quantization, keeping the order
 // within each group, as a sweep's closing table shows them.
 func Grouped(recs []record.Record) []record.Record {
@@ -131,7 +125,7 @@ func Grouped(recs []record.Record) []record.Record {
 	return out
 }
 
-func group(r *record.Record) string { return cmpOr(r.ModelID, r.ModelFile) + "|" + r.ModelFileType }
+func group(r *record.Record) string { return cmp.Or(r.ModelID, r.ModelFile) + "|" + r.ModelFileType }
 
 // gpuColumns show what the GPUs did while a test was measured; tables
 // have them when any record has GPU telemetry.
@@ -278,22 +272,22 @@ func footer(w io.Writer, recs []record.Record) error {
 	_, err := fmt.Fprintf(w, "\nbuild: llama.cpp %s (ollama %s), %s; cpu: %s (%s)\n", r.BuildCommit, r.OllamaVersion, r.Tool, r.CPUInfo, r.CPUFeatures)
 	for _, rec := range recs {
 		if rec.SamplingCostPct != nil {
-			fmt.Fprintf(w, "%s %s: sampling %s costs %.1f%% of raw decode t/s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, rec.Sampling, *rec.SamplingCostPct)
+			fmt.Fprintf(w, "%s %s: sampling %s costs %.1f%% of raw decode t/s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, rec.Sampling, *rec.SamplingCostPct)
 		}
 		if rec.Status != "" && rec.Status != record.StatusOK {
-			fmt.Fprintf(w, "%s %s %s: %s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, rec.Status, rec.Reason)
+			fmt.Fprintf(w, "%s %s %s: %s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, rec.Status, rec.Reason)
 		}
 		if noisy(&rec) {
 			for _, warning := range rec.Noise.Warnings {
-				fmt.Fprintf(w, "(!) %s %s: %s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, warning)
+				fmt.Fprintf(w, "(!) %s %s: %s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, warning)
 			}
 		}
 		if imprecise(&rec) {
 			fmt.Fprintf(w, "(!) %s %s: -r auto did not reach its target of ±%.1f%% (±%.1f%% after %d repetitions): the mean is less precise than asked; rerun on a quiet machine or raise --max-reps\n",
-				cmpOr(rec.ModelID, rec.ModelType), rec.Test, 100*rec.CITarget, 100*rec.CI95Ts/rec.AvgTs, rec.Reps)
+				cmp.Or(rec.ModelID, rec.ModelType), rec.Test, 100*rec.CITarget, 100*rec.CI95Ts/rec.AvgTs, rec.Reps)
 		}
 		if a := rec.Roofline; a != nil {
-			fmt.Fprintf(w, "%s %s: %s: %s\n", cmpOr(rec.ModelID, rec.ModelType), rec.Test, a.Verdict, a.Why)
+			fmt.Fprintf(w, "%s %s: %s: %s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, a.Verdict, a.Why)
 		}
 	}
 	return err

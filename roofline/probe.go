@@ -1,11 +1,11 @@
 package roofline
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/tokbench/tokbench/gpu"
 )
 
 // Probe is what ggml achieved on one device: memory bandwidth (a large
@@ -39,30 +39,21 @@ func (p *Probe) Peaks() Peaks {
 	return Peaks{Source: "probe", BWGBs: p.BWGBs, TFLOPS: best / 1000}
 }
 
-func probePath(dir, class string) string { return filepath.Join(dir, "probe", class+".json") }
+// probeDir is where probes are kept: dir/probe/CLASS.json.
+func probeDir(dir string) string { return filepath.Join(dir, "probe") }
 
 // Save stores the probe in dir/probe/CLASS.json.
-func (p *Probe) Save(dir string) (string, error) {
-	path := probePath(dir, p.Class)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
-	}
-	b, _ := json.MarshalIndent(p, "", "  ")
-	return path, os.WriteFile(path, append(b, '\n'), 0o644)
-}
+func (p *Probe) Save(dir string) (string, error) { return gpu.SaveClass(probeDir(dir), p.Class, p) }
 
 // LoadProbe reads the probe of a class; nil if there is none.
 func LoadProbe(dir, class string) (*Probe, error) {
-	b, err := os.ReadFile(probePath(dir, class))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	var p Probe
-	if err := json.Unmarshal(b, &p); err != nil {
+	found, err := gpu.LoadClass(probeDir(dir), class, &p)
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("probe file for %s: %w (run tokbench probe again)", class, err)
+	case !found:
+		return nil, nil
 	}
 	return &p, nil
 }

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -28,7 +29,7 @@ func (w *Watch) Check(r *record.Record) int {
 	}
 	n := 0
 	attrs := func(extra ...any) []any {
-		a := []any{"key", r.Key, "model", cmpOr(r.ModelID, r.ModelFile), "test", r.Test, "measured_ts", r.MedianTs}
+		a := []any{"key", r.Key, "model", cmp.Or(r.ModelID, r.ModelFile), "test", r.Test, "measured_ts", r.MedianTs}
 		if cause := telemetryCause(r); cause != "" {
 			a = append(a, "cause", cause)
 		}
@@ -69,11 +70,4 @@ func telemetryCause(r *record.Record) string {
 		}
 	}
 	return strings.Join(causes, "; ")
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

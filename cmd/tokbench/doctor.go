@@ -39,7 +39,7 @@ func doctorCommand() *cli.Command {
 			}
 			findings := doctor.Host("/", need, doctor.Busy("/", 500*time.Millisecond))
 			if lib, err := telemetry.OpenNVML(); err == nil {
-				findings = append(findings, doctor.GPUs(lib)...)
+				findings = append(findings, telemetry.Checks(lib)...)
 				lib.Shutdown()
 			} else {
 				findings = append(findings, doctor.Finding{Check: "gpus", Level: doctor.Info, Says: err.Error()})

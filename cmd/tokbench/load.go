@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"os"
@@ -132,7 +133,7 @@ func loadEnd(c *cli.Context, anomalies int, err error) error {
 		return fmt.Errorf("%w (the requests served so far are above)", err)
 	}
 	if anomalies > 0 {
-		fmt.Fprintf(os.Stderr, "%d anomaly event(s): see %s\n", anomalies, cmpOr(c.String("events"), "the JSON lines above"))
+		fmt.Fprintf(os.Stderr, "%d anomaly event(s): see %s\n", anomalies, cmp.Or(c.String("events"), "the JSON lines above"))
 	}
 	if c.Context.Err() != nil {
 		return fmt.Errorf("interrupted: the requests served so far are above")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strings"
@@ -227,7 +228,7 @@ func sweepEnd(c *cli.Context, res *sweep.Result) error {
 		return fmt.Errorf("%w: every finished point is in %s; continue with:\n  %s", errInterrupted, c.String("out"), cmd)
 	}
 	if res.Anomalies > 0 {
-		fmt.Fprintf(os.Stderr, "%d anomaly event(s): see %s\n", res.Anomalies, cmpOr(c.String("events"), "the JSON lines above"))
+		fmt.Fprintf(os.Stderr, "%d anomaly event(s): see %s\n", res.Anomalies, cmp.Or(c.String("events"), "the JSON lines above"))
 	}
 	if res.Failed > 0 {
 		return fmt.Errorf("%d point(s) failed; their reasons are above and in %s (--resume --retry-failed measures them again)", res.Failed, c.String("out"))
@@ -251,13 +252,6 @@ func watchFromFlags(c *cli.Context) (*sweep.Watch, func(), error) {
 		w.Expected = (&baseline.Ranges{Dir: dir}).Of
 	}
 	return w, closeFn, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func isTerminal(f *os.File) bool {
