@@ -232,8 +232,8 @@ func TestAdaptiveRepetitions(t *testing.T) {
 // Another process burning a core while a point is measured is seen and
 // said: the other processes' CPU the record gives holds at least the
 // burner's own CPU time over the window (read from its /proc entry), so
-// the check holds on a machine busy with other work too. That a quiet
-// machine is called quiet is checked only when the machine is quiet.
+// the check holds on a machine busy with other work too. That no other
+// processes are reported without it is checked only when there were none.
 func TestContentionIsDetected(t *testing.T) {
 	p := tinyPoint()
 	p.NPrompt, p.NGen, p.Reps = 0, 64, 5
@@ -263,8 +263,10 @@ func TestContentionIsDetected(t *testing.T) {
 	if n.Quiet || !strings.Contains(strings.Join(n.Warnings, " "), "other processes used") || n.OtherCPUPct < 0.8*burnt-5 || burnt < 25 {
 		t.Errorf("a core burnt beside the point (%.0f%%): %+v", burnt, n)
 	}
-	if quiet.OtherCPUPct < 10 && len(quiet.Outliers) == 0 && !quiet.Quiet {
-		t.Errorf("a quiet run called noisy: %+v", quiet)
+	// Without the burner, no word of other processes unless there were
+	// some (steal or outliers may still be said: a VM has its own noise).
+	if quiet.OtherCPUPct < 10 && strings.Contains(strings.Join(quiet.Warnings, " "), "other processes used") {
+		t.Errorf("a run without other processes said there were: %+v", quiet)
 	}
 }
 
