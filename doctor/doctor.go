@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tokbench/tokbench/gpu"
 )
 
 // Level says how much a finding matters to results.
@@ -240,19 +242,9 @@ func processTimes(root string) map[int]procTime {
 	out := map[int]procTime{}
 	stats, _ := filepath.Glob(filepath.Join(root, "proc", "[0-9]*", "stat"))
 	for _, p := range stats {
-		b := read(p)
-		i, j := strings.IndexByte(b, '('), strings.LastIndexByte(b, ')')
-		if i < 0 || j < i {
-			continue
+		if pid, name, jiffies, ok := gpu.ParseProcStat(read(p)); ok {
+			out[pid] = procTime{name: name, jiffies: jiffies}
 		}
-		f := strings.Fields(b[j+1:])
-		if len(f) < 13 {
-			continue
-		}
-		pid, _ := strconv.Atoi(strings.TrimSpace(b[:i]))
-		u, _ := strconv.ParseUint(f[11], 10, 64)
-		s, _ := strconv.ParseUint(f[12], 10, 64)
-		out[pid] = procTime{name: b[i+1 : j], jiffies: u + s}
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,15 +51,7 @@ func ReadCPUCounters(root, self string) CPUCounters {
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(root, "proc", self, "stat")); err == nil {
-		// The command name may hold spaces: fields count from its ")".
-		if i := bytes.LastIndexByte(b, ')'); i > 0 {
-			f := strings.Fields(string(b[i+1:]))
-			if len(f) > 12 {
-				u, _ := strconv.ParseUint(f[11], 10, 64)
-				s, _ := strconv.ParseUint(f[12], 10, 64)
-				c.Self = u + s
-			}
-		}
+		_, _, c.Self, _ = ParseProcStat(string(b))
 	}
 	cpus, _ := filepath.Glob(filepath.Join(root, "sys", "devices", "system", "cpu", "cpu[0-9]*"))
 	for _, d := range cpus {
@@ -73,6 +64,25 @@ func ReadCPUCounters(root, self string) CPUCounters {
 	}
 	c.Governor = readTrim(filepath.Join(root, "sys", "devices", "system", "cpu", "cpu0", "cpufreq", "scaling_governor"))
 	return c
+}
+
+// ParseProcStat reads a /proc/PID/stat line: the process's id, its
+// command name and the CPU time it used (utime + stime, all threads), in
+// jiffies. The name may hold spaces and parentheses: the fields after it
+// count from its last ")".
+func ParseProcStat(line string) (pid int, name string, jiffies uint64, ok bool) {
+	i, j := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
+	if i < 0 || j < i {
+		return 0, "", 0, false
+	}
+	f := strings.Fields(line[j+1:])
+	if len(f) < 13 {
+		return 0, "", 0, false
+	}
+	pid, _ = strconv.Atoi(strings.TrimSpace(line[:i]))
+	u, _ := strconv.ParseUint(f[11], 10, 64)
+	s, _ := strconv.ParseUint(f[12], 10, 64)
+	return pid, line[i+1 : j], u + s, true
 }
 
 func f0(f []string) string {

@@ -86,3 +86,13 @@ func BenchmarkReadCPUCounters(b *testing.B) {
 		ReadCPUCounters("/", "self")
 	}
 }
+
+func TestParseProcStat(t *testing.T) {
+	pid, name, j, ok := ParseProcStat("77 (my (odd) proc) S 1 2 3 4 5 6 7 8 9 10 120 30 0 0\n")
+	if !ok || pid != 77 || name != "my (odd) proc" || j != 150 {
+		t.Errorf("%d %q %d %v", pid, name, j, ok)
+	}
+	if _, _, _, ok := ParseProcStat("77 (short) S 1 2"); ok {
+		t.Error("a short line parsed")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/stats"
 )
 
@@ -35,6 +36,7 @@ func MergeRounds(rounds []Record) Record {
 	var ns []float64
 	m.SamplesRound = nil
 	var noise []string
+	var worst gpu.Noise
 	for _, r := range rounds {
 		for _, v := range r.SamplesNs {
 			ns = append(ns, float64(v))
@@ -42,6 +44,9 @@ func MergeRounds(rounds []Record) Record {
 		}
 		m.Throttled = m.Throttled || r.Throttled
 		if r.Noise != nil {
+			worst.OtherCPUPct = max(worst.OtherCPUPct, r.Noise.OtherCPUPct)
+			worst.StealPct = max(worst.StealPct, r.Noise.StealPct)
+			worst.ThrottleEvents += r.Noise.ThrottleEvents
 			for _, w := range r.Noise.Warnings {
 				noise = append(noise, fmt.Sprintf("round %d: %s", r.Round, w))
 			}
@@ -58,7 +63,10 @@ func MergeRounds(rounds []Record) Record {
 		m.CITargetMet = &met
 	}
 	if m.Noise != nil {
+		// The worst round's CPU figures, every round's throttling and
+		// warnings: a merged record is only as quiet as its noisiest round.
 		n := *m.Noise
+		n.OtherCPUPct, n.StealPct, n.ThrottleEvents = worst.OtherCPUPct, worst.StealPct, worst.ThrottleEvents
 		n.Warnings, n.Quiet, n.Outliers = noise, len(noise) == 0, nil
 		m.Noise = &n
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
@@ -90,10 +91,14 @@ func TestMergeRounds(t *testing.T) {
 	p := point.Point{ModelID: "m", NGen: 10, Reps: 2, Parallel: 1}
 	eng := &drifting{}
 	r1, r2 := eng.measure(p, 1, 2), eng.measure(p, 2, 2)
+	r1.Noise, r2.Noise = &gpu.Noise{OtherCPUPct: 3, Quiet: true}, &gpu.Noise{OtherCPUPct: 90, Warnings: []string{"busy"}}
 	m := mergeRounds([]record.Record{r2, r1}, 2)
 	if len(m) != 1 || m[0].Rounds != 2 || m[0].Round != 0 || len(m[0].SamplesTs) != 4 || m[0].Reps != 4 ||
 		m[0].SamplesRound[0] != 1 || m[0].SamplesRound[3] != 2 || m[0].MaxTs != 100 {
 		t.Fatalf("merged %+v", m)
+	}
+	if n := m[0].Noise; n == nil || n.OtherCPUPct != 90 || n.Quiet || len(n.Warnings) != 1 || n.Warnings[0] != "round 2: busy" {
+		t.Errorf("merged noise %+v", n)
 	}
 	if got := record.Final([]record.Record{r1, r2, m[0]}); len(got) != 1 || got[0].Rounds != 2 || got[0].Round != 0 {
 		t.Errorf("final %+v", got)
