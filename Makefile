@@ -26,7 +26,7 @@ export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/m
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
-.PHONY: all build demo test vet pure fuzz bench bench-sweep bench-telemetry bench-load bench-probe bench-validity cuda clean env
+.PHONY: all build demo test vet pure fuzz fuzz-load bench bench-sweep bench-telemetry bench-load bench-probe bench-validity cuda clean env
 
 all: build
 
@@ -49,7 +49,7 @@ test: vet pure
 
 # Everything downstream of the records builds and passes without cgo: no
 # llama.cpp, no NVML.
-PURE := ./point/... ./record/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... ./doctor/...
+PURE := ./point/... ./record/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... ./doctor/... ./isolate/...
 pure:
 	CGO_ENABLED=0 $(GO) test -count=1 $(PURE)
 
@@ -57,6 +57,12 @@ pure:
 FUZZTIME ?= 1m
 fuzz:
 	$(GO) test ./gguf -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+
+# Fuzz the whole load path (FUZZTIME, 1m by default): mutants of a real
+# synthetic model through the validator and a load in a child process;
+# what llama.cpp aborts on is saved under cmd/tokbench/testdata/fuzz.
+fuzz-load:
+	$(GO) test ./cmd/tokbench -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME)
 
 # tokbench run against a plain C loop over the same llama.cpp (bench/cref).
 bench: build

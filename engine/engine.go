@@ -65,6 +65,7 @@ func Init(opts Options) {
 			opts.Log = LogError
 		}
 		C.tb_log_init(C.int(opts.Log))
+		C.tb_abort_init()
 		C.llama_backend_init()
 		for _, dir := range backendDirs(opts.BackendDirs) {
 			cdir := C.CString(dir)

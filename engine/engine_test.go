@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,10 +18,19 @@ import (
 	"github.com/tokbench/tokbench/preset"
 
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/isolate"
 )
 
 func TestMain(m *testing.M) {
 	Init(Options{})
+	// As a child of TestAbortIsOneLine: load a file unvalidated.
+	if os.Getenv("TB_TEST_CHECK_UNVALIDATED") != "" {
+		if err := checkLoad(os.Args[len(os.Args)-1]); err != nil {
+			fmt.Fprintln(os.Stderr, "tokbench:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 
@@ -352,3 +364,41 @@ func TestMaxParallelMatchesPoint(t *testing.T) {
 // allOnGPU is llama-bench's default: every layer on the GPU where there
 // is one, mmap on, layer split.
 var allOnGPU = ModelOptions{NGPULayers: -1, Split: point.SplitLayer}
+
+// A file llama.cpp asserts on (two identical tokens), loaded without the
+// validator in a child: the child says so in one line and exits, with no
+// debugger backtrace or goroutine dump, and isolate reads it as an abort
+// with llama.cpp's own message.
+func TestAbortIsOneLine(t *testing.T) {
+	f16, _, _ := tinyModels(t)
+	b, err := os.ReadFile(f16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("<0x01>"))
+	b = append(append(append([]byte(nil), b[:i]...), "<0x00>"...), b[i+6:]...)
+	dup := filepath.Join(t.TempDir(), "dup.gguf")
+	if err := os.WriteFile(dup, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TB_TEST_CHECK_UNVALIDATED", "1")
+	self := isolate.Cmd{Exe: os.Args[0]}
+	cmd := self.Command(context.Background(), isolate.CheckCommand, dup)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	want := "tokbench: llama.cpp aborted: llama-vocab.cpp:2089: GGML_ASSERT(id_to_token.size() == token_to_id.size()) failed"
+	if cmd.ProcessState.ExitCode() != 134 || len(lines) != 1 || lines[0] != want {
+		t.Fatalf("exit %v, stderr:\n%s", err, stderr.String())
+	}
+	var crash *isolate.CrashError
+	if err := self.CheckModel(context.Background(), dup); !errors.As(err, &crash) || !crash.Aborted ||
+		!strings.Contains(err.Error(), "llama.cpp aborted while loading "+dup+": llama-vocab.cpp:2089") {
+		t.Fatalf("CheckModel: %v", err)
+	}
+	// The same file, validated, never reaches llama.cpp.
+	if err := CheckLoad(dup); err == nil || !strings.Contains(err.Error(), "tokens 3 and 4") {
+		t.Fatalf("CheckLoad: %v", err)
+	}
+}

@@ -100,6 +100,31 @@ func LoadModel(path string, opts ModelOptions) (*Model, error) {
 	return md, nil
 }
 
+// CheckLoad validates a model file, then loads it with llama.cpp on the
+// CPU alone (mapped, weights untouched) and builds a small context from
+// it. Run in a child process, it finds what would make llama.cpp abort
+// before a benchmark loads the file in earnest.
+func CheckLoad(path string) error {
+	if _, _, err := gguf.Inspect(path); err != nil {
+		return err
+	}
+	return checkLoad(path)
+}
+
+// checkLoad is CheckLoad without the validation.
+func checkLoad(path string) error {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	clearError()
+	switch C.tb_check_model(cpath) {
+	case 1:
+		return cerr("load model "+path, "check that the file is a complete model of an architecture this llama.cpp supports")
+	case 2:
+		return cerr("make a context for "+path, "the model's dimensions do not fit together")
+	}
+	return nil
+}
+
 // Close frees the model. Contexts made from it must be closed first.
 func (md *Model) Close() {
 	if md != nil && md.m != nil {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
+#include <unistd.h>
 
 static int tb_min_level = GGML_LOG_LEVEL_ERROR;
 static int tb_last_level = GGML_LOG_LEVEL_NONE;
@@ -243,4 +244,47 @@ void tb_synth_vocab(struct gguf_context *g, int32_t n) {
     free(toks);
     free(scores);
     free(types);
+}
+
+// An assertion in llama.cpp or ggml ends the process. By default ggml
+// prints a gdb backtrace and the Go runtime every goroutine's stack; this
+// says it in one line that a parent process (or a person) can read, and
+// exits without a core dump.
+static void tb_on_abort(const char *msg) {
+    char line[2048];
+    snprintf(line, sizeof line, "%s", msg);
+    for (char *p = line; *p; p++) {
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    }
+    fprintf(stderr, "tokbench: llama.cpp aborted: %s\n", line);
+    fflush(stderr);
+    _exit(TB_EXIT_ABORTED);
+}
+
+void tb_abort_init(void) { ggml_set_abort_callback(tb_on_abort); }
+
+int tb_check_model(const char *path) {
+    // CPU alone, mapped, no repacked copies: the check reads the file's
+    // structure, not its weights, so it costs little whatever the size.
+    ggml_backend_dev_t no_devices[1] = {NULL};
+    struct llama_model_params mp = llama_model_default_params();
+    mp.devices = no_devices;
+    mp.n_gpu_layers = 0;
+    mp.use_mmap = true;
+    mp.use_extra_bufts = false;
+    struct llama_model *m = llama_model_load_from_file(path, mp);
+    if (m == NULL) return 1;
+    struct llama_context_params cp = llama_context_default_params();
+    int32_t train = llama_model_n_ctx_train(m);
+    cp.n_ctx = train > 0 && train < 256 ? (uint32_t)train : 256;
+    cp.n_batch = cp.n_ubatch = 32;
+    cp.n_seq_max = 1;
+    cp.n_threads = cp.n_threads_batch = 1;
+    // Building the graphs (at context creation) checks the shapes the
+    // loader left alone.
+    struct llama_context *c = llama_init_from_model(m, cp);
+    int rc = c == NULL ? 2 : 0;
+    if (c != NULL) llama_free(c);
+    llama_model_free(m);
+    return rc;
 }

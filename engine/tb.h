@@ -16,6 +16,17 @@ void tb_log_init(int min_level);
 void tb_last_error(char *buf, int n);
 void tb_clear_error(void);
 
+// Aborts: tb_abort_init makes every ggml/llama.cpp assertion print one
+// line ("tokbench: llama.cpp aborted: FILE:LINE: ...") and exit with
+// TB_EXIT_ABORTED, instead of a debugger backtrace and abort(3).
+#define TB_EXIT_ABORTED 134
+void tb_abort_init(void);
+
+// tb_check_model loads a model on the CPU alone and makes a small context
+// from it, then frees both: 0 if both worked, 1 if the load failed, 2 if
+// the context did (llama.cpp logged why).
+int tb_check_model(const char *path);
+
 // A measurement context: the llama context, one reusable batch, a token
 // generator and the cancellation state the abort callback reads.
 typedef struct tb_ctx {

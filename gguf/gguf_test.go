@@ -120,6 +120,13 @@ func TestMalformedHeaders(t *testing.T) {
 	b.u32(3)
 	add("bad alignment", b, "power of two")
 
+	// gguf.cpp reads the alignment as a uint32 and asserts on any other type.
+	b = header(3, 0, 1)
+	b.str("general.alignment")
+	b.u32(uint32(TypeUint64))
+	b.u64(32)
+	add("alignment of another type", b, "must be a uint32")
+
 	tensor := func(b *builder, name string, dims []uint64, typ uint32, off uint64) {
 		b.str(name)
 		b.u32(uint32(len(dims)))
@@ -201,6 +208,32 @@ func TestValidateRefusesInconsistentModels(t *testing.T) {
 		{"bos outside vocab", func(f *File) { f.KV["tokenizer.ggml.bos_token_id"] = Value{Type: TypeUint32, Uint: 5000} }, "outside the vocabulary"},
 		{"missing layer", func(f *File) { f.KV["llama.block_count"] = Value{Type: TypeUint32, Uint: 3} }, "layer 2"},
 		{"no embedding", func(f *File) { f.Tensors = f.Tensors[1:] }, "token_embd.weight is missing"},
+		// What llama.cpp asserts on (third_party/llama-asserts.md).
+		{"duplicate token", func(f *File) {
+			v := f.KV["tokenizer.ggml.tokens"]
+			v.Strs = append([]string(nil), v.Strs...)
+			v.Strs[200] = v.Strs[7]
+			f.KV["tokenizer.ggml.tokens"] = v
+		}, `tokens 7 and 200 are both "<0x04>"`},
+		{"empty tokens", func(f *File) {
+			v := f.KV["tokenizer.ggml.tokens"]
+			v.Strs = append([]string(nil), v.Strs...)
+			v.Strs[9], v.Strs[10] = "", "[EMPTY_9]"
+			f.KV["tokenizer.ggml.tokens"] = v
+		}, "tokens 9 and 10"},
+		{"short scores", func(f *File) {
+			f.KV["tokenizer.ggml.scores"] = Value{Type: TypeArray, ArrType: TypeFloat32, ArrLen: 299}
+		}, "tokenizer.ggml.scores must be an array of 300 float32"},
+		{"string token types", func(f *File) {
+			f.KV["tokenizer.ggml.token_type"] = Value{Type: TypeArray, ArrType: TypeString, ArrLen: 300}
+		}, "got an array of 300 string"},
+		{"numeric merges", func(f *File) { f.KV["tokenizer.ggml.merges"] = Value{Type: TypeArray, ArrType: TypeInt32, ArrLen: 3} }, "merges must be an array of strings"},
+		{"rope scaling", func(f *File) { f.KV["llama.rope.scaling.type"] = Value{Type: TypeString, Str: "cubic"} }, `rope.scaling.type is "cubic"`},
+		{"experts used", func(f *File) { f.KV["llama.expert_used_count"] = Value{Type: TypeUint32, Uint: 2} }, "expert_used_count 2 is outside 0..expert_count (0)"},
+		{"too many experts", func(f *File) { f.KV["llama.expert_count"] = Value{Type: TypeUint32, Uint: 513} }, "expert_count 513"},
+		{"float head counts", func(f *File) {
+			f.KV["llama.attention.head_count_kv"] = Value{Type: TypeArray, ArrType: TypeFloat32, ArrLen: 2}
+		}, "array of 2 int32/uint32"},
 	}
 	for _, c := range cases {
 		f := clone()

@@ -64,8 +64,18 @@ type Value struct {
 	Float    float64
 	Bool     bool
 	Str      string
+	Strs     []string // the elements of a kept string array (keepStrings)
+	Ints     []int64  // the elements of a kept int32 array (keepInts)
 	isSigned bool
 }
+
+// keepStrings names the string arrays whose elements are kept: the
+// vocabulary, whose duplicates make llama.cpp abort.
+var keepStrings = map[string]bool{"tokenizer.ggml.tokens": true}
+
+// keepInts names the int32 arrays whose elements are kept: the token
+// types, some of which some tokenizers abort on.
+var keepInts = map[string]bool{"tokenizer.ggml.token_type": true}
 
 // AsInt returns an integer value and whether the value is an integer.
 func (v Value) AsInt() (int64, bool) {
@@ -208,7 +218,7 @@ func (r *reader) scalar(t ValueType) (Value, error) {
 	return v, nil
 }
 
-func (r *reader) value(t ValueType) (Value, error) {
+func (r *reader) value(key string, t ValueType) (Value, error) {
 	switch {
 	case t == TypeString:
 		s, err := r.str(maxStringLen)
@@ -227,6 +237,14 @@ func (r *reader) value(t ValueType) (Value, error) {
 			return v, fmt.Errorf("array of %d elements is longer than allowed: corrupt file", n)
 		}
 		switch {
+		case v.ArrType == TypeString && keepStrings[key]:
+			for i := uint64(0); i < n; i++ {
+				s, err := r.str(maxStringLen)
+				if err != nil {
+					return v, err
+				}
+				v.Strs = append(v.Strs, s)
+			}
 		case v.ArrType == TypeString:
 			for i := uint64(0); i < n; i++ {
 				l, err := r.u64()
@@ -239,6 +257,14 @@ func (r *reader) value(t ValueType) (Value, error) {
 				if err := r.skip(int64(l)); err != nil {
 					return v, err
 				}
+			}
+		case v.ArrType == TypeInt32 && keepInts[key]:
+			for i := uint64(0); i < n; i++ {
+				x, err := r.scalar(TypeInt32)
+				if err != nil {
+					return v, err
+				}
+				v.Ints = append(v.Ints, x.Int)
 			}
 		case scalarSize[v.ArrType] > 0:
 			if err := r.skip(int64(n) * scalarSize[v.ArrType]); err != nil {
@@ -311,7 +337,7 @@ func Parse(rd io.Reader, size int64) (*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("metadata %q: %w", key, err)
 		}
-		v, err := r.value(ValueType(t))
+		v, err := r.value(key, ValueType(t))
 		if err != nil {
 			return nil, fmt.Errorf("metadata %q: %w", key, err)
 		}
@@ -322,9 +348,11 @@ func Parse(rd io.Reader, size int64) (*File, error) {
 		f.Keys = append(f.Keys, key)
 	}
 	if v, ok := f.KV["general.alignment"]; ok {
-		a, isInt := v.AsInt()
-		if !isInt || a <= 0 || a&(a-1) != 0 {
-			return nil, fmt.Errorf("general.alignment must be a power of two, got %v", v)
+		// gguf.cpp:479 reads it with gguf_get_val_u32, which asserts on
+		// any other type.
+		a, _ := v.AsInt()
+		if v.Type != TypeUint32 || a <= 0 || a&(a-1) != 0 {
+			return nil, fmt.Errorf("general.alignment must be a uint32 power of two, got %s %d: corrupt file", v.describe(), a)
 		}
 		f.Alignment = a
 	}

@@ -61,6 +61,8 @@ func (t GGMLType) Valid() bool {
 	return int(t) < len(types) && types[t].typeSize > 0
 }
 
+func (t GGMLType) isInt() bool { return t >= 24 && t <= 27 }
+
 // BlockSize is the number of elements in one block of t.
 func (t GGMLType) BlockSize() int64 {
 	if !t.Valid() {

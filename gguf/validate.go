@@ -114,7 +114,13 @@ func (f *File) Validate() (Hparams, error) {
 			return h, fmt.Errorf("no tensors for layer %d of %d (blk.%d.*): the model file is incomplete", i, h.NLayer, i)
 		}
 	}
-	return h, nil
+	if err := f.checkVocab(h.NVocab); err != nil {
+		return h, err
+	}
+	if err := f.checkTensorTypes(); err != nil {
+		return h, err
+	}
+	return h, f.checkHparams(arch, h.NLayer)
 }
 
 func (f *File) hasBlock(i int64) bool {

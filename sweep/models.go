@@ -25,7 +25,10 @@ type ModelRef struct {
 // Models finds or makes the models a spec names: given files as they are;
 // synthetic presets and quantizations of a source once, into the cache
 // folder, reused on later runs. log receives one line per model made.
-func Models(s *Spec, cacheDir string, log io.Writer) ([]ModelRef, error) {
+// check loads a model in a child process first (isolate): the source of
+// quantizations is handed to llama.cpp in this process, the others only
+// in workers.
+func Models(s *Spec, cacheDir string, log io.Writer, check func(path string) error) ([]ModelRef, error) {
 	var out []ModelRef
 	for _, m := range s.Models.Values {
 		f, _, err := gguf.Inspect(m)
@@ -52,7 +55,7 @@ func Models(s *Spec, cacheDir string, log io.Writer) ([]ModelRef, error) {
 		}
 	}
 	if src := s.QuantizeFrom; src != "" {
-		if _, _, err := gguf.Inspect(src); err != nil {
+		if err := check(src); err != nil {
 			return nil, err
 		}
 		sum, err := measure.FileSHA256(src)

@@ -377,8 +377,8 @@ func expand[T any](grid []point.Point, vals []T, set func(*point.Point, T)) []po
 // Grid finds or makes the spec's models (Models; log says what is made)
 // and returns its points with how many the filters dropped; a grid the
 // filters emptied is the user's error.
-func (s *Spec) Grid(cacheDir string, log io.Writer) ([]point.Point, int, error) {
-	models, err := Models(s, cacheDir, log)
+func (s *Spec) Grid(cacheDir string, log io.Writer, check func(path string) error) ([]point.Point, int, error) {
+	models, err := Models(s, cacheDir, log, check)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,13 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/tokbench/tokbench/isolate"
 	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/record"
 
@@ -116,59 +114,13 @@ type workerCmd struct {
 	Args []string
 }
 
-// crashLog keeps what explains a worker's death from its stderr: the
-// first lines that name an error (llama.cpp's GGML_ASSERT, Go's
-// "SIGABRT: abort" before its register dump, ...) and the last bytes.
-type crashLog struct {
-	mu      sync.Mutex
-	partial []byte
-	notable []string
-	tail    []byte
-}
-
-var notableLine = regexp.MustCompile(`(?i)(GGML_ASSERT|GGML_ABORT|error|abort|SIG[A-Z]+|fatal|panic|out of memory|killed|terminate)`)
-
-func (c *crashLog) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.tail = append(c.tail, p...)
-	if len(c.tail) > 1024 {
-		c.tail = c.tail[len(c.tail)-1024:]
-	}
-	c.partial = append(c.partial, p...)
-	for {
-		i := bytes.IndexByte(c.partial, '\n')
-		if i < 0 {
-			break
-		}
-		line := strings.TrimSpace(string(c.partial[:i]))
-		c.partial = c.partial[i+1:]
-		if len(c.notable) < 4 && notableLine.MatchString(line) {
-			c.notable = append(c.notable, line)
-		}
-	}
-	if len(c.partial) > 4096 {
-		c.partial = c.partial[len(c.partial)-4096:]
-	}
-	return len(p), nil
-}
-
-func (c *crashLog) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.notable) > 0 {
-		return strings.Join(c.notable, " | ")
-	}
-	return lastLines(strings.TrimSpace(string(c.tail)), 3)
-}
-
 // runWorker measures points in one worker process. It returns the keys it
 // got records for, the key of the point that was running when the worker
 // ended ("" if none), and how the worker ended.
 func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(point.Point), got func(record.Record) error) (done map[point.Key]bool, current point.Key, exit error) {
 	done = map[point.Key]bool{}
 	cmd := exec.Command(wc.Exe, append(append([]string{}, wc.Args...), "sweep-worker")...)
-	cmd.SysProcAttr = workerSysProcAttr()
+	cmd.SysProcAttr = isolate.SysProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return done, point.Key{}, err
@@ -177,7 +129,7 @@ func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(poi
 	if err != nil {
 		return done, point.Key{}, err
 	}
-	var errLog crashLog
+	var errLog isolate.Log
 	cmd.Stderr = &errLog
 	if err := cmd.Start(); err != nil {
 		return done, point.Key{}, fmt.Errorf("start worker %s: %w", wc.Exe, err)
@@ -254,11 +206,3 @@ func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(poi
 type workerDied struct{ msg string }
 
 func (w *workerDied) Error() string { return w.msg }
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
-}

@@ -125,6 +125,9 @@ func quantizeCommand() *cli.Command {
 			if _, _, err := gguf.ParseFileType(typ); err != nil {
 				return usageErr(err)
 			}
+			if err := checkModel(c, in); err != nil {
+				return err
+			}
 			start := time.Now()
 			if err := engine.Quantize(in, out, typ, engine.QuantizeOptions{Threads: c.Int("threads"), AllowRequantize: c.Bool("allow-requantize"), Pure: c.Bool("pure")}); err != nil {
 				return err

@@ -102,6 +102,9 @@ func doRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkModel(c, model); err != nil {
+		return err
+	}
 	p, err := pointFromFlags(c, model)
 	if err != nil {
 		return err

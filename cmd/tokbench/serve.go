@@ -76,6 +76,9 @@ func serveSetup(c *cli.Context) (*served, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkModel(c, model); err != nil {
+		return nil, err
+	}
 	in.base = point.Defaults(c.Int("threads"))
 	in.base.Model, in.base.NBatch, in.base.NUBatch, in.base.NGPULayers, in.base.FlashAttn, in.base.Seed =
 		model, c.Int("batch-size"), c.Int("batch-size"), c.Int("n-gpu-layers"), fa, c.Uint64("seed")

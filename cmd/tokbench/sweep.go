@@ -167,7 +167,7 @@ func doSweep(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	points, dropped, err := s.Grid(dir, os.Stderr)
+	points, dropped, err := s.Grid(dir, os.Stderr, func(path string) error { return checkModel(c, path) })
 	if err != nil {
 		return err
 	}

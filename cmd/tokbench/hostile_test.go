@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/gguf/mutate"
+	"github.com/tokbench/tokbench/isolate"
+)
+
+// vocabModel is a synthetic F16 model with a real-size vocabulary (32000
+// tokens, as Llama 2's) and tiny layers: the base every hostile file is
+// made from.
+var vocabModel = sync.OnceValues(func() (*mutate.File, error) {
+	p := filepath.Join(workDir, "vocab32k-f16.gguf")
+	out, err := runBin("synth", "--n-vocab", "32000", "--n-embd", "64", "--n-layer", "2", "--n-ff", "128",
+		"--n-head", "2", "--n-head-kv", "1", "--type", "f16", "--seed", "5", "--out", p)
+	if err != nil {
+		return nil, fmt.Errorf("synth: %v: %s", err, out)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	return mutate.Decode(b)
+})
+
+// loadOutcome runs a file through what every command does before handing
+// it to llama.cpp (the Go validator, then a load in a child process). A
+// *isolate.CrashError means llama.cpp aborted or crashed on a file the
+// validator let through: a check is missing.
+func loadOutcome(path string) error {
+	if _, _, err := gguf.Inspect(path); err != nil {
+		return err
+	}
+	return isolate.Cmd{Exe: binPath}.CheckModel(context.Background(), path)
+}
+
+// FuzzLoad mutates a real synthetic model (header, metadata values and
+// types, vocabulary strings, tensor infos, weight bytes) and fails on any
+// mutant llama.cpp aborts or crashes on after validation passed. `make
+// fuzz-load` runs it; what it finds is saved under testdata/fuzz/FuzzLoad
+// and replayed by every `go test`.
+func FuzzLoad(f *testing.F) {
+	base, err := vocabModel()
+	if err != nil {
+		f.Fatal(err)
+	}
+	for op := range uint8(16) {
+		f.Add(op, uint32(7), uint32(3), uint64(1))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, op uint8, a, b uint32, v uint64) {
+		data, desc := mutate.Apply(base, mutate.Mutation{Op: mutate.Op(op), A: a, B: b, V: v})
+		path := filepath.Join(dir, fmt.Sprintf("m%d.gguf", rand.Uint64()))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(path)
+		var crash *isolate.CrashError
+		if err := loadOutcome(path); errors.As(err, &crash) {
+			t.Fatalf("%s: validation passed but %v", desc, err)
+		}
+	})
+}
+
+// hostileCorpus writes n mutants of the base model, each a different
+// mutation drawn from a fixed seed.
+func hostileCorpus(t *testing.T, n int) (paths, descs []string) {
+	base, err := vocabModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(17, 0))
+	for i := range n {
+		data, desc := mutate.Apply(base, mutate.Random(r))
+		p := filepath.Join(dir, fmt.Sprintf("mutant-%03d.gguf", i))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths, descs = append(paths, p), append(descs, desc)
+	}
+	return paths, descs
+}
+
+// Every command that takes a model gives, on each of 100 hostile files,
+// a normal run or a clean error: exit 1 or 2, a short message, no
+// backtrace, no goroutine dump.
+func TestHostileModels(t *testing.T) {
+	paths, descs := hostileCorpus(t, 100)
+	out := t.TempDir()
+	commands := []struct {
+		name string
+		args func(p string) []string
+	}{
+		{"info", func(p string) []string { return []string{"info", "-m", p} }},
+		{"run", func(p string) []string {
+			return []string{"run", "-m", p, "-p", "8", "-n", "4", "-r", "1", "--no-warmup", "--no-telemetry", "-t", "1"}
+		}},
+		{"load", func(p string) []string {
+			return []string{"load", "-m", p, "--requests", "2", "--concurrency", "1", "--prompt-len", "8", "--output-len", "4", "-t", "1", "--no-telemetry"}
+		}},
+		{"quantize", func(p string) []string {
+			return []string{"quantize", "-m", p, "--type", "q8_0", "--out", filepath.Join(out, "q.gguf"), "-t", "1"}
+		}},
+	}
+	counts := map[string]int{}
+	for i, p := range paths {
+		for _, c := range commands {
+			r := tokbench(t, c.args(p)...)
+			counts[fmt.Sprintf("%s exit %d", c.name, r.code)]++
+			if r.code == 0 {
+				continue
+			}
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			last := lines[len(lines)-1]
+			bad := r.code > 2 || strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "gdb") ||
+				strings.Contains(r.stderr, "SIGABRT") || !strings.HasPrefix(last, "tokbench: ") || len(last) > 600
+			if bad {
+				t.Errorf("mutant %d (%s): tokbench %s: exit %d, not a clean error:\n%s", i, descs[i], c.name, r.code, r.stderr)
+			}
+		}
+	}
+	t.Logf("outcomes: %v", counts)
+	if counts["info exit 0"] == 0 || counts["info exit 1"] == 0 {
+		t.Errorf("the corpus should hold both files info takes and files it refuses: %v", counts)
+	}
+}
+
+// The file of the issue that started this: two identical token strings.
+// info names both ids; run refuses it before llama.cpp sees it.
+func TestDuplicateTokenRefused(t *testing.T) {
+	base, err := vocabModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, desc := mutate.Apply(base, mutate.Mutation{Op: mutate.DupToken, A: 4000, B: 1200})
+	p := filepath.Join(t.TempDir(), "dup.gguf")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"info", "-m", p}, {"run", "-m", p, "-p", "8", "-n", "4", "-r", "1"}} {
+		r := tokbench(t, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "tokens 1200 and 4000 are both") {
+			t.Errorf("%s (%s): exit %d: %s", args[0], desc, r.code, r.stderr)
+		}
+	}
+}
+
+// runBin runs the built tokbench outside a test (for shared fixtures).
+func runBin(args ...string) (string, error) {
+	cmd := exec.Command(binPath, args...)
+	cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
