@@ -26,7 +26,7 @@ export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/m
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
-.PHONY: all build demo test vet pure fuzz fuzz-load bench bench-sweep bench-telemetry bench-load bench-probe bench-validity cuda clean env
+.PHONY: all build demo test vet pure fuzz fuzz-load bench bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline cuda clean env
 
 all: build
 
@@ -85,6 +85,11 @@ bench-load: build
 # How repeatable the probe's ceilings are here (target: spread <= 1.3).
 bench-probe: build
 	scripts/bench-probe.sh
+
+# Why a step is not faster: hardware, kernels and software per test, for
+# a synthetic Llama-1B in Q4_0, Q8_0 and F16.
+bench-roofline: build
+	scripts/bench-roofline.sh
 
 # Whether records deserve the precision they claim, and -r auto's cost.
 bench-validity: build

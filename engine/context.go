@@ -3,6 +3,7 @@ package engine
 /*
 #include <stdlib.h>
 #include "tb.h"
+#include "profile.h"
 */
 import "C"
 
@@ -38,10 +39,18 @@ type Context struct {
 	model *Model
 	Opts  ContextOptions
 	toks  *C.int32_t // sampled tokens carried between steps
+	// FlashAttn is whether the context uses flash attention (auto
+	// resolved by llama.cpp, which says so only in its log).
+	FlashAttn bool
+	prof      *C.tb_prof // NewProfiledContext's recording, else nil
 }
 
 // NewContext creates a context for the model.
-func (md *Model) NewContext(o ContextOptions) (*Context, error) {
+func (md *Model) NewContext(o ContextOptions) (*Context, error) { return md.newContext(o, nil) }
+
+// newContext creates a context; set, if not nil, changes its parameters
+// last.
+func (md *Model) newContext(o ContextOptions, set func(*C.struct_llama_context_params)) (*Context, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
@@ -59,12 +68,16 @@ func (md *Model) NewContext(o ContextOptions) (*Context, error) {
 	// One KV buffer shared by all sequences, as a server with continuous
 	// batching uses it: n_ctx cells in all, not per sequence.
 	p.kv_unified = true
+	if set != nil {
+		set(&p)
+	}
 	clearError()
 	c := C.tb_ctx_new(md.m, p, C.uint64_t(o.Seed))
 	if c == nil {
 		return nil, cerr("create context", "lower -p/-n/-d, the batch size or --parallel, or free memory")
 	}
-	ctx := &Context{c: c, model: md, Opts: o}
+	fa := o.FlashAttn == point.FlashOn || (o.FlashAttn == point.FlashAuto && !strings.Contains(lastError(), "Flash Attention was auto, set to disabled"))
+	ctx := &Context{c: c, model: md, Opts: o, FlashAttn: fa}
 	ctx.toks = (*C.int32_t)(C.calloc(C.size_t(o.NSeqMax), 4))
 	return ctx, nil
 }
@@ -89,12 +102,17 @@ func (o ContextOptions) check() error {
 	return point.CheckCache(cmp.Or(o.TypeK, "f16"), cmp.Or(o.TypeV, "f16"), o.FlashAttn)
 }
 
+// SetStepDelay makes every decode step take d longer: a slow decode loop,
+// made on purpose to test that the decomposition finds it.
+func (c *Context) SetStepDelay(d time.Duration) { c.c.step_delay_ns = C.int64_t(d) }
+
 // Close frees the context.
 func (c *Context) Close() {
 	if c != nil && c.c != nil {
 		C.tb_ctx_free(c.c)
 		C.free(unsafe.Pointer(c.toks))
-		c.c = nil
+		C.tb_prof_free(c.prof)
+		c.c, c.prof = nil, nil
 	}
 }
 

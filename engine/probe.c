@@ -8,7 +8,7 @@
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
 
-static ggml_backend_t tb_probe_backend(int dev, int threads) {
+ggml_backend_t tb_probe_backend(int dev, int threads) {
     if (dev < 0 || (size_t)dev >= ggml_backend_dev_count()) return NULL;
     ggml_backend_dev_t d = ggml_backend_dev_get((size_t)dev);
     ggml_backend_t be = ggml_backend_dev_init(d, NULL);

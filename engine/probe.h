@@ -2,6 +2,10 @@
 #define TOKBENCH_PROBE_H
 #include <stdint.h>
 #include "ggml.h"
+#include "ggml-backend.h"
+
+// The backend of device dev with threads CPU threads (NULL: none).
+ggml_backend_t tb_probe_backend(int dev, int threads);
 
 // Seconds of the fastest of iters copies of n F32 values on device dev
 // (< 0: failed).

@@ -163,6 +163,11 @@ int tb_step(tb_ctx *c, int32_t n_seq, int32_t pos, struct llama_sampler **sample
             tokens[s] = llama_sampler_sample(samplers[s], c->ctx, s);
         }
     }
+    if (c->step_delay_ns > 0) {
+        // A slow decode loop, on purpose (tests of the decomposition).
+        struct timespec d = {c->step_delay_ns / 1000000000, c->step_delay_ns % 1000000000};
+        nanosleep(&d, NULL);
+    }
     return 0;
 }
 

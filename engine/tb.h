@@ -37,6 +37,7 @@ typedef struct tb_ctx {
     uint64_t rng;
     int32_t cancel;      // set from Go (Ctrl-C); read by the abort callback
     int64_t deadline_us; // ggml_time_us() deadline, 0 = none
+    int64_t step_delay_ns; // extra time per decode step (tests), 0 = none
 } tb_ctx;
 
 tb_ctx *tb_ctx_new(struct llama_model *model, struct llama_context_params params, uint64_t seed);

@@ -203,6 +203,7 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 	}
 	s := e.sess
 	s.stop = e.Stop
+	s.c.SetStepDelay(p.StepDelay)
 	if p.Timeout > 0 {
 		s.c.SetDeadline(time.Now().Add(p.Timeout))
 		defer s.c.SetDeadline(time.Time{})
@@ -232,6 +233,15 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 		return nil, wrapTimeout(err, p)
 	}
 	ph.MeasureMs = ms(time.Since(t0))
+	if p.Kernels {
+		t0 = time.Now()
+		// Outside the timed region; a failure costs the decomposition,
+		// not the measurement.
+		if rec.Kernels, err = e.kernelsFor(p, s.c.FlashAttn); err != nil {
+			rec.KernelsNote = "kernels not timed: " + err.Error()
+		}
+		ph.KernelsMs = ms(time.Since(t0))
+	}
 	rec.Phases = &ph
 	rec.NCtx = s.opts.NCtx
 	if e.Sampler != nil && len(s.reps) > 0 {

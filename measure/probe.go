@@ -33,6 +33,19 @@ func Probe(dev gpu.Device, class string, threads int, types []string, reps int, 
 	}
 	p.BWGBs = stats.Median(p.BWRuns)
 	log(fmt.Sprintf("memory bandwidth: %.1f GB/s (copy of %d MiB)", p.BWGBs, copyBytes>>20))
+	// Reading alone: an F32 matrix of copyBytes times a vector.
+	var reads []float64
+	rk := int64(4096)
+	rm := copyBytes / 4 / rk
+	for r := 0; r < reps; r++ {
+		s, err := engine.ProbeMatMul(dev.Index, threads, "f32", rm, 1, rk, iters)
+		if err != nil {
+			return nil, err
+		}
+		reads = append(reads, float64(rm*rk*4)/s/1e9)
+	}
+	p.ReadBWGBs = stats.Median(reads)
+	log(fmt.Sprintf("read bandwidth: %.1f GB/s (f32 matrix-vector product over %d MiB)", p.ReadBWGBs, copyBytes>>20))
 	for _, t := range types {
 		var gemm, gemv []float64
 		for r := 0; r < reps; r++ {

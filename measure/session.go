@@ -29,11 +29,16 @@ type session struct {
 }
 
 func newSession(m *engine.Model, p point.Point, nctx int) (*session, error) {
+	return newSessionOf(m.NewContext, p, nctx)
+}
+
+// newSessionOf is newSession with a context made by make (a profiled one).
+func newSessionOf(make func(engine.ContextOptions) (*engine.Context, error), p point.Point, nctx int) (*session, error) {
 	o := engine.ContextOptions{
 		NCtx: max(nctx, p.NCtx()), NBatch: p.NBatch, NUBatch: p.UBatch(), NSeqMax: p.Parallel, Threads: p.Threads,
 		FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Seed: p.Seed,
 	}
-	c, err := m.NewContext(o)
+	c, err := make(o)
 	if err != nil {
 		return nil, err
 	}

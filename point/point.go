@@ -42,13 +42,19 @@ type Point struct {
 	Sampling     Sampling // "" or off: random tokens; else also run tg through that sampler chain
 	Seed         uint64
 	Timeout      time.Duration // whole point; 0: none
+	// Kernels also times the step's ops alone at the model's shapes, to
+	// split the step into hardware, kernels and software (roofline).
+	Kernels bool
+	// StepDelay makes each decode step slower on purpose: tests of that
+	// split use it.
+	StepDelay time.Duration
 }
 
 // Defaults are llama-bench's defaults where they exist.
 func Defaults(threads int) Point {
 	return Point{NPrompt: 512, NGen: 128, NBatch: 2048, NUBatch: 512, Threads: threads, NGPULayers: -1,
 		Split: SplitLayer, FlashAttn: FlashAuto, TypeK: "f16", TypeV: "f16", Parallel: 1, Reps: 5,
-		TargetCI: DefaultTargetCI, MaxReps: DefaultMaxReps, Seed: 42, Timeout: 10 * time.Minute}
+		TargetCI: DefaultTargetCI, MaxReps: DefaultMaxReps, Seed: 42, Timeout: 10 * time.Minute, Kernels: true}
 }
 
 // Limits on what one point may ask for: far above any real benchmark, low

@@ -42,6 +42,11 @@ type Record struct {
 	Hardware
 
 	Roofline *roofline.Analysis `json:"roofline,omitempty"`
+	// Kernels are the test's step's ops timed alone at its shapes (the
+	// decomposition's kernel time); KernelsNote says why they are
+	// missing when they could not be timed.
+	Kernels     []roofline.KernelTime `json:"kernels,omitempty"`
+	KernelsNote string                `json:"kernels_note,omitempty"`
 }
 
 // Build is the software that measured.
@@ -170,6 +175,7 @@ type Phases struct {
 	WarmupMs  float64 `json:"warmup"`
 	DepthMs   float64 `json:"depth"`
 	MeasureMs float64 `json:"measure"`
+	KernelsMs float64 `json:"kernels,omitempty"` // timing the step's ops alone
 }
 
 // Add adds another point's phases.
@@ -178,6 +184,7 @@ func (p *Phases) Add(o Phases) {
 	p.WarmupMs += o.WarmupMs
 	p.DepthMs += o.DepthMs
 	p.MeasureMs += o.MeasureMs
+	p.KernelsMs += o.KernelsMs
 }
 
 // Telemetry holds one window per phase of a point: warm-up and depth fill

@@ -19,7 +19,21 @@ func (r *Record) RooflineInputs() roofline.Inputs {
 	if r.Telemetry != nil {
 		in.SetTelemetry(r.Telemetry.Measure)
 	}
+	if len(r.Kernels) > 0 && r.AvgNs > 0 {
+		in.Kernels, in.StepMs = r.Kernels, float64(r.AvgNs)/1e6/float64(r.steps())
+	}
 	return in
+}
+
+// steps is how many steps one repetition took: one per generated token,
+// or one per ubatch of the prompts (all sequences' tokens together).
+func (r *Record) steps() int {
+	if !r.IsPrompt() {
+		return max(r.NGen, 1)
+	}
+	total := max(r.NParallel, 1) * r.NPrompt
+	per := max(min(r.NUBatch, r.NBatch, total), 1)
+	return (total + per - 1) / per
 }
 
 // Annotate sets the roofline of every measured record (SetRoofline).

@@ -26,7 +26,7 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 		if out != "" && format == "md" {
 			return LoadMarkdownFiles(out, lines, tl)
 		}
-		return toOut(w, out, func(w io.Writer) error { return WriteLoadWith(w, format, lines, tl) })
+		return ToOut(w, out, func(w io.Writer) error { return WriteLoadWith(w, format, lines, tl) })
 	}
 	recs, _, torn, err := record.Read(path)
 	if err != nil {
@@ -40,7 +40,7 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 	if out != "" && format == "md" {
 		return MarkdownFiles(out, recs, tl)
 	}
-	return toOut(w, out, func(w io.Writer) error {
+	return ToOut(w, out, func(w io.Writer) error {
 		if format == "html" {
 			return HTMLWith(w, recs, tl)
 		}
@@ -54,8 +54,8 @@ func noteTorn(log io.Writer, path string, torn bool) {
 	}
 }
 
-// toOut runs write on the file out (created), or on w.
-func toOut(w io.Writer, out string, write func(io.Writer) error) error {
+// ToOut runs write on the file out (created), or on w.
+func ToOut(w io.Writer, out string, write func(io.Writer) error) error {
 	if out == "" {
 		return write(w)
 	}

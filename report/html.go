@@ -91,6 +91,7 @@ func charts(recs []record.Record) []chart {
 		t := "Efficiency against the roofline ceiling (%), by verdict"
 		out = append(out, chart{t, func(sa bool) string { return barChart(t, "% of ceiling", labels, effs, groups, verdicts, 100, sa) }})
 	}
+	out = append(out, decompCharts(recs)...)
 
 	for _, m := range []struct{ metric, title, unit string }{
 		{"power_w", "GPU power per repetition", "W"},

@@ -192,6 +192,12 @@ func columnsFor(recs []record.Record) []column {
 		}
 	}
 	for i := range recs {
+		if decompOf(&recs[i]) != nil {
+			cols = append(slices.Clone(cols), decompColumns...)
+			break
+		}
+	}
+	for i := range recs {
 		if recs[i].Roofline != nil {
 			return append(slices.Clone(cols), rooflineColumns...)
 		}

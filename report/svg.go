@@ -62,6 +62,12 @@ type frame struct {
 }
 
 func newFrame(title, xlabel, ylabel string, x0, x1, y0, y1 float64, standalone bool) *frame {
+	return newFrameTicks(title, xlabel, ylabel, x0, x1, y0, y1, standalone, niceTicks(y0, y1, 5), fmtTick)
+}
+
+// newFrameTicks is newFrame with the y axis's ticks and their labels given
+// (a log axis's decades).
+func newFrameTicks(title, xlabel, ylabel string, x0, x1, y0, y1 float64, standalone bool, yticks []float64, ylabel1 func(float64) string) *frame {
 	f := &frame{x0: x0, x1: x1, y0: y0, y1: y1, standalone: standalone}
 	ns := ""
 	if standalone {
@@ -73,12 +79,12 @@ func newFrame(title, xlabel, ylabel string, x0, x1, y0, y1 float64, standalone b
 	fmt.Fprintf(&f.b, `<text x="%d" y="18" font-size="13" font-weight="bold">%s</text>`, padL, esc(title))
 	pw, ph := chartW-padL-padR, chartH-padT-padB
 	fmt.Fprintf(&f.b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`, padL, padT, pw, ph)
-	for _, t := range niceTicks(y0, y1, 5) {
+	for _, t := range yticks {
 		if t < y0 || t > y1 {
 			continue
 		}
 		y := f.py(t)
-		fmt.Fprintf(&f.b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#eee"/><text x="%d" y="%.1f" text-anchor="end">%s</text>`, padL, padL+pw, y, y, padL-4, y+4, fmtTick(t))
+		fmt.Fprintf(&f.b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#eee"/><text x="%d" y="%.1f" text-anchor="end">%s</text>`, padL, padL+pw, y, y, padL-4, y+4, ylabel1(t))
 	}
 	fmt.Fprintf(&f.b, `<text x="%d" y="%d" text-anchor="middle">%s</text>`, padL+pw/2, chartH-6, esc(xlabel))
 	fmt.Fprintf(&f.b, `<text transform="translate(14,%d) rotate(-90)" text-anchor="middle">%s</text>`, padT+ph/2, esc(ylabel))

@@ -14,14 +14,17 @@ import (
 // (GEMV, n=1). A repetition keeps its fastest iteration; each figure is
 // the median of its repetitions.
 type Probe struct {
-	Class   string            `json:"class"`
-	Device  string            `json:"device"`
-	Backend string            `json:"backend"`
-	Threads int               `json:"threads"`
-	BWGBs   float64           `json:"bw_gbs"`
-	BWRuns  []float64         `json:"bw_runs"`
-	MatMul  map[string]MatMul `json:"matmul"`
-	When    time.Time         `json:"when"`
+	Class   string    `json:"class"`
+	Device  string    `json:"device"`
+	Backend string    `json:"backend"`
+	Threads int       `json:"threads"`
+	BWGBs   float64   `json:"bw_gbs"`
+	BWRuns  []float64 `json:"bw_runs"`
+	// ReadBWGBs is reading alone: an F32 matrix-vector product (a
+	// reduction of the matrix), as decode reads its weights.
+	ReadBWGBs float64           `json:"read_bw_gbs,omitempty"`
+	MatMul    map[string]MatMul `json:"matmul"`
+	When      time.Time         `json:"when"`
 }
 
 // MatMul is one weight type's throughput, GFLOP/s.
@@ -36,7 +39,7 @@ func (p *Probe) Peaks() Peaks {
 	for _, m := range p.MatMul {
 		best = max(best, m.GEMM)
 	}
-	return Peaks{Source: "probe", BWGBs: p.BWGBs, TFLOPS: best / 1000}
+	return Peaks{Source: "probe", BWGBs: p.BWGBs, TFLOPS: best / 1000, ReadBWGBs: p.ReadBWGBs}
 }
 
 // probeDir is where probes are kept: dir/probe/CLASS.json.

@@ -16,6 +16,17 @@ type Peaks struct {
 	Source string  `json:"source"` // probe, datasheet
 	BWGBs  float64 `json:"bw_gbs"` // bytes per second / 1e9
 	TFLOPS float64 `json:"tflops"` // FLOP per second / 1e12
+	// ReadBWGBs is the bandwidth of reading alone (the probe's
+	// reduction), what a decode step mostly does; 0 if unknown.
+	ReadBWGBs float64 `json:"read_bw_gbs,omitempty"`
+}
+
+// readBW is the read bandwidth if known, else the copy bandwidth.
+func (pk Peaks) readBW() float64 {
+	if pk.ReadBWGBs > 0 {
+		return pk.ReadBWGBs
+	}
+	return pk.BWGBs
 }
 
 // Inputs describe one measured test.
@@ -34,6 +45,11 @@ type Inputs struct {
 	// Telemetry over the measured repetitions, where known (percent).
 	MemBusy, DRAMBW, SMActive *float64
 	Throttled                 bool
+
+	// Kernels are the step's ops timed alone, StepMs the measured step
+	// (both empty: no decomposition).
+	Kernels []KernelTime
+	StepMs  float64
 }
 
 // Analysis is the roofline of one test.
@@ -52,15 +68,24 @@ type Analysis struct {
 	PeakSource     string  `json:"peak_source"`
 	PeakBWGBs      float64 `json:"peak_bw_gbs"`
 	PeakTFLOPS     float64 `json:"peak_tflops"`
+	// Decomp splits the measured step into hardware, kernels and
+	// software, when the kernels were timed.
+	Decomp *Decomposition `json:"decomposition,omitempty"`
 }
 
 // Verdicts.
 const (
-	MemoryBound     = "memory-bound at ceiling"
+	MemoryBound     = "memory-bound"
 	ComputeBound    = "compute-bound"
-	SoftwareLimited = "software-limited"
+	KernelBound     = "kernel-bound"     // kernels dominate the step, below the hardware's ceiling
+	SoftwareLimited = "software-limited" // the step spends much time outside its kernels
 	Throttled       = "throttled"
-	NoCeiling       = "no ceiling" // no peak known: the efficiency cannot be said
+	// BelowCeiling is a run below the ceiling whose kernels were not
+	// timed: kernels or software, tokbench cannot tell which.
+	BelowCeiling = "below ceiling"
+	// Unvouched is a decomposition that does not add up.
+	Unvouched = "not vouched for"
+	NoCeiling = "no ceiling" // no peak known: the efficiency cannot be said
 )
 
 // Efficient is the share of the ceiling above which a run is taken to be
@@ -90,6 +115,9 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 	}
 	a.BytesPerStep = in.WeightsBytes + B*in.KVBytesPerToken*ctx
 	a.FlopsPerStep = tokensPerStep * flopsPerToken
+	if len(in.Kernels) > 0 && in.StepMs > 0 {
+		a.Decomp = decompose(in.Kernels, in.StepMs, tokensPerStep, pk)
+	}
 	if pk.BWGBs > 0 && a.BytesPerStep > 0 {
 		a.BWCeilingTs = tokensPerStep * pk.BWGBs * 1e9 / a.BytesPerStep
 	}
@@ -101,6 +129,9 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 		a.CeilingTs, a.Bound = a.BWCeilingTs, "bandwidth"
 	case a.FlopCeilingTs > 0:
 		a.CeilingTs, a.Bound = a.FlopCeilingTs, "compute"
+	case a.Decomp != nil:
+		a.Verdict, a.Why = verdictOf(a.Decomp, in.Throttled, telemetryNote(in))
+		return a
 	default:
 		a.Verdict, a.Why = NoCeiling, "no peak bandwidth or throughput known for this device: run tokbench probe"
 		return a
@@ -120,23 +151,11 @@ func verdict(a Analysis, in Inputs) (string, string) {
 	} else {
 		pct += fmt.Sprintf("; %.2f of %.2f TFLOP/s)", a.AchievedTFLOPS, a.PeakTFLOPS)
 	}
-	var busy []string
-	memBusy := false
-	for _, m := range []struct {
-		name string
-		v    *float64
-	}{{"memory controller", in.MemBusy}, {"DRAM bandwidth", in.DRAMBW}, {"SMs", in.SMActive}} {
-		if m.v != nil {
-			busy = append(busy, fmt.Sprintf("%s %.0f%% busy", m.name, *m.v))
-			if m.name != "SMs" && *m.v >= 80 {
-				memBusy = true
-			}
-		}
+	tel := telemetryNote(in)
+	if a.Decomp != nil {
+		return verdictOf(a.Decomp, in.Throttled, tel)
 	}
-	tel := ""
-	if len(busy) > 0 {
-		tel = "; " + strings.Join(busy, ", ")
-	}
+	memBusy := (in.MemBusy != nil && *in.MemBusy >= 80) || (in.DRAMBW != nil && *in.DRAMBW >= 80)
 	switch {
 	case in.Throttled:
 		return Throttled, pct + tel + "; power or thermal limits held the clocks down"
@@ -145,8 +164,26 @@ func verdict(a Analysis, in Inputs) (string, string) {
 	case a.Efficiency >= Efficient:
 		return ComputeBound, pct + tel
 	}
-	why := pct + tel + "; the hardware had room to spare: launch overhead, synchronisation, small batches or the decode loop"
-	return SoftwareLimited, why
+	why := pct + tel + "; the hardware had room to spare, but the kernels were not timed, so whether they or the software around them limit cannot be told (tokbench run and sweep time them unless --no-kernels)"
+	return BelowCeiling, why
+}
+
+// telemetryNote says how busy the GPUs' memory and SMs were ("" if not
+// known), to corroborate a verdict.
+func telemetryNote(in Inputs) string {
+	var busy []string
+	for _, m := range []struct {
+		name string
+		v    *float64
+	}{{"memory controller", in.MemBusy}, {"DRAM bandwidth", in.DRAMBW}, {"SMs", in.SMActive}} {
+		if m.v != nil {
+			busy = append(busy, fmt.Sprintf("%s %.0f%% busy", m.name, *m.v))
+		}
+	}
+	if len(busy) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(busy, ", ")
 }
 
 // SetTelemetry takes what the GPUs did over the measured repetitions

@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bench-model.sh
-exec go run ./bench/sweepbench -tokbench bin/tokbench -m "$MODEL" -d "${DEPTHS:-0,512,1024,2048}" -r "${REPS:-3}" -rounds "${ROUNDS:-2}" -args "${ARGS:-}"
+exec go run ./bench/sweepbench -tokbench bin/tokbench -m "$MODEL" -d "${DEPTHS:-0,512,1024,2048}" -r "${REPS:-3}" -rounds "${ROUNDS:-2}" -args "--no-kernels ${ARGS:-}"

@@ -128,6 +128,7 @@ type Spec struct {
 	MaxReps      int      `yaml:"max_reps"`    // for auto
 	DropOutliers bool     `yaml:"drop_outliers"`
 	Warmup       bool     `yaml:"warmup"`
+	Kernels      bool     `yaml:"kernels"` // time each step's ops alone (the roofline's decomposition)
 	Timeout      Duration `yaml:"timeout"`
 	Seed         uint64   `yaml:"seed"`
 	Filter       StrAxis  `yaml:"filter"`
@@ -140,7 +141,7 @@ func DefaultSpec(threads int) *Spec {
 		NPrompt: Ints(d.NPrompt), NGen: Ints(d.NGen), NDepth: Ints(0), Parallel: Ints(1),
 		NBatch: Ints(d.NBatch), NUBatch: Ints(d.NUBatch), Threads: Ints(threads), NGPULayers: Ints(-1),
 		FlashAttn: Strs("auto"), TypeK: Strs("f16"), TypeV: Strs("f16"), Sampling: Strs("off"),
-		SplitMode: "layer", Mmap: true, Repetitions: point.AutoReps, TargetCI: 100 * d.TargetCI, MaxReps: d.MaxReps, Warmup: true, Timeout: Duration{d.Timeout}, Seed: d.Seed,
+		SplitMode: "layer", Mmap: true, Repetitions: point.AutoReps, TargetCI: 100 * d.TargetCI, MaxReps: d.MaxReps, Warmup: true, Kernels: true, Timeout: Duration{d.Timeout}, Seed: d.Seed,
 	}
 }
 
@@ -304,7 +305,7 @@ func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 	}
 	split, _ := point.ParseSplitMode(s.SplitMode)
 	base := point.Point{Split: split, MainGPU: s.MainGPU, NoMmap: !s.Mmap, Reps: int(s.Repetitions), TargetCI: s.TargetCI / 100, MaxReps: s.MaxReps, DropOutliers: s.DropOutliers, NoWarmup: !s.Warmup,
-		Seed: s.Seed, Timeout: s.Timeout.Duration, Sampling: "off"}
+		Seed: s.Seed, Timeout: s.Timeout.Duration, Sampling: "off", Kernels: s.Kernels}
 	grid := []point.Point{}
 	for _, m := range models {
 		p := base

@@ -240,6 +240,6 @@ func runGroup(ctx context.Context, wc workerCmd, req workerRequest, env measure.
 // went and where the results are.
 func (r *Result) String() string {
 	ph := r.Phases
-	return fmt.Sprintf("%d of %d points recorded this run (%d skipped, %d failed) in %s: loading %.1fs, warm-up %.1fs, depth fill %.1fs, measuring %.1fs",
-		r.New, r.Total, r.Skipped, r.Failed, r.Wall.Round(100*time.Millisecond), ph.LoadMs/1000, ph.WarmupMs/1000, ph.DepthMs/1000, ph.MeasureMs/1000)
+	return fmt.Sprintf("%d of %d points recorded this run (%d skipped, %d failed) in %s: loading %.1fs, warm-up %.1fs, depth fill %.1fs, measuring %.1fs, timing kernels %.1fs",
+		r.New, r.Total, r.Skipped, r.Failed, r.Wall.Round(100*time.Millisecond), ph.LoadMs/1000, ph.WarmupMs/1000, ph.DepthMs/1000, ph.MeasureMs/1000, ph.KernelsMs/1000)
 }

@@ -46,7 +46,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "validity: give -m MODEL")
 		os.Exit(2)
 	}
-	args := []string{"run", "-m", *model, "-p", strconv.Itoa(*p), "-n", strconv.Itoa(*n), "-t", strconv.Itoa(*t), "-o", "json", "--no-telemetry",
+	args := []string{"run", "-m", *model, "-p", strconv.Itoa(*p), "-n", strconv.Itoa(*n), "-t", strconv.Itoa(*t), "-o", "json", "--no-telemetry", "--no-kernels",
 		"--target-ci", fmt.Sprint(*target)}
 	var auto, fixed []rec
 	var autoWall, fixedWall time.Duration

@@ -22,40 +22,47 @@ import (
 )
 
 func runCommand() *cli.Command {
-	d := point.Defaults(gpu.ReadHost().Cores)
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "measure one point: prompt processing (pp) and generation (tg), llama-bench's method",
 		UsageText: "tokbench run -m MODEL.gguf [-p 512] [-n 128] [-d 0] [--parallel 1] [-r 5] [-o table|json|jsonl|csv|md]\n   tokbench run --synth llama-1b --synth-type q4_0 ...",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "GGUF model file"},
-			&cli.StringFlag{Name: "synth", Usage: "benchmark a synthetic model of this preset (" + strings.Join(preset.Names(), ", ") + "), made once in the cache"},
-			&cli.StringFlag{Name: "synth-type", Value: "q8_0", Usage: "quantization of the --synth model"},
-			&cli.IntFlag{Name: "n-prompt", Aliases: []string{"p"}, Value: d.NPrompt, Usage: "prompt tokens per sequence (pp test; 0 skips it)"},
-			&cli.IntFlag{Name: "n-gen", Aliases: []string{"n"}, Value: d.NGen, Usage: "generated tokens per sequence (tg test; 0 skips it)"},
-			&cli.IntFlag{Name: "n-depth", Aliases: []string{"d"}, Value: 0, Usage: "tokens already in the KV cache before each test"},
-			&cli.IntFlag{Name: "batch-size", Aliases: []string{"b"}, Value: d.NBatch, Usage: "logical batch (prompt chunk)"},
-			&cli.IntFlag{Name: "ubatch-size", Aliases: []string{"ub"}, Value: d.NUBatch, Usage: "physical batch"},
-			&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Value: d.Threads, Usage: "CPU threads (default: physical cores)"},
-			&cli.IntFlag{Name: "n-gpu-layers", Aliases: []string{"ngl"}, Value: -1, Usage: "layers to offload to the GPU (-1: all)"},
-			&cli.StringFlag{Name: "split-mode", Aliases: []string{"sm"}, Value: "layer", Usage: "multi-GPU split: none, layer, row"},
-			&cli.IntFlag{Name: "main-gpu", Aliases: []string{"mg"}, Usage: "GPU for split-mode none"},
-			&cli.BoolFlag{Name: "no-mmap", Usage: "read the model into memory instead of mapping it"},
-			&cli.StringFlag{Name: "flash-attn", Aliases: []string{"fa"}, Value: "auto", Usage: "flash attention: on, off, auto"},
-			&cli.StringFlag{Name: "cache-type-k", Aliases: []string{"ctk"}, Value: d.TypeK, Usage: "K cache type: f16, bf16, f32, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl"},
-			&cli.StringFlag{Name: "cache-type-v", Aliases: []string{"ctv"}, Value: d.TypeV, Usage: "V cache type (quantized needs -fa on)"},
-			&cli.IntFlag{Name: "parallel", Aliases: []string{"np"}, Value: d.Parallel, Usage: "sequences decoding together in one context"},
-			&cli.StringFlag{Name: "repetitions", Aliases: []string{"r"}, Value: point.RepsName(d.Reps), Usage: "timed repetitions of each test, or auto: until the mean is within --target-ci"},
-			&cli.Float64Flag{Name: "target-ci", Value: 100 * point.DefaultTargetCI, Usage: "-r auto: the 95% CI half-width of the mean t/s to reach, percent of the mean"},
-			&cli.IntFlag{Name: "max-reps", Value: point.DefaultMaxReps, Usage: "-r auto: at most this many repetitions"},
-			&cli.BoolFlag{Name: "drop-outliers", Usage: "leave repetitions beyond 3 robust sigmas of the median out of the figures (they are reported either way)"},
-			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up run"},
-			&cli.StringFlag{Name: "sampling", Value: "off", Usage: "also run tg through a sampler chain: off, greedy, typical (top-k 40, top-p 0.95, min-p 0.05, temp 0.8, penalty 1.1)"},
-			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the random tokens (and of --synth weights)"},
-			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "time limit for the whole point"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: " + strings.Join(report.Formats, ", ")},
-		}, telemetryFlags()...),
-		Action: doRun,
+		Flags:     append(pointFlags(), telemetryFlags()...),
+		Action:    doRun,
+	}
+}
+
+// pointFlags are the settings of one point (run, profile).
+func pointFlags() []cli.Flag {
+	d := point.Defaults(gpu.ReadHost().Cores)
+	return []cli.Flag{
+		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "GGUF model file"},
+		&cli.StringFlag{Name: "synth", Usage: "benchmark a synthetic model of this preset (" + strings.Join(preset.Names(), ", ") + "), made once in the cache"},
+		&cli.StringFlag{Name: "synth-type", Value: "q8_0", Usage: "quantization of the --synth model"},
+		&cli.IntFlag{Name: "n-prompt", Aliases: []string{"p"}, Value: d.NPrompt, Usage: "prompt tokens per sequence (pp test; 0 skips it)"},
+		&cli.IntFlag{Name: "n-gen", Aliases: []string{"n"}, Value: d.NGen, Usage: "generated tokens per sequence (tg test; 0 skips it)"},
+		&cli.IntFlag{Name: "n-depth", Aliases: []string{"d"}, Value: 0, Usage: "tokens already in the KV cache before each test"},
+		&cli.IntFlag{Name: "batch-size", Aliases: []string{"b"}, Value: d.NBatch, Usage: "logical batch (prompt chunk)"},
+		&cli.IntFlag{Name: "ubatch-size", Aliases: []string{"ub"}, Value: d.NUBatch, Usage: "physical batch"},
+		&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Value: d.Threads, Usage: "CPU threads (default: physical cores)"},
+		&cli.IntFlag{Name: "n-gpu-layers", Aliases: []string{"ngl"}, Value: -1, Usage: "layers to offload to the GPU (-1: all)"},
+		&cli.StringFlag{Name: "split-mode", Aliases: []string{"sm"}, Value: "layer", Usage: "multi-GPU split: none, layer, row"},
+		&cli.IntFlag{Name: "main-gpu", Aliases: []string{"mg"}, Usage: "GPU for split-mode none"},
+		&cli.BoolFlag{Name: "no-mmap", Usage: "read the model into memory instead of mapping it"},
+		&cli.StringFlag{Name: "flash-attn", Aliases: []string{"fa"}, Value: "auto", Usage: "flash attention: on, off, auto"},
+		&cli.StringFlag{Name: "cache-type-k", Aliases: []string{"ctk"}, Value: d.TypeK, Usage: "K cache type: f16, bf16, f32, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl"},
+		&cli.StringFlag{Name: "cache-type-v", Aliases: []string{"ctv"}, Value: d.TypeV, Usage: "V cache type (quantized needs -fa on)"},
+		&cli.IntFlag{Name: "parallel", Aliases: []string{"np"}, Value: d.Parallel, Usage: "sequences decoding together in one context"},
+		&cli.StringFlag{Name: "repetitions", Aliases: []string{"r"}, Value: point.RepsName(d.Reps), Usage: "timed repetitions of each test, or auto: until the mean is within --target-ci"},
+		&cli.Float64Flag{Name: "target-ci", Value: 100 * point.DefaultTargetCI, Usage: "-r auto: the 95% CI half-width of the mean t/s to reach, percent of the mean"},
+		&cli.IntFlag{Name: "max-reps", Value: point.DefaultMaxReps, Usage: "-r auto: at most this many repetitions"},
+		&cli.BoolFlag{Name: "drop-outliers", Usage: "leave repetitions beyond 3 robust sigmas of the median out of the figures (they are reported either way)"},
+		&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up run"},
+		&cli.BoolFlag{Name: "no-kernels", Usage: "do not time the step's ops alone (no hardware/kernel/software split in the roofline)"},
+		&cli.DurationFlag{Name: "test-step-delay", Hidden: true, Usage: "tests: make each decode step this much slower"},
+		&cli.StringFlag{Name: "sampling", Value: "off", Usage: "also run tg through a sampler chain: off, greedy, typical (top-k 40, top-p 0.95, min-p 0.05, temp 0.8, penalty 1.1)"},
+		&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the random tokens (and of --synth weights)"},
+		&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "time limit for the whole point"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: " + strings.Join(report.Formats, ", ")},
 	}
 }
 
@@ -87,6 +94,7 @@ func pointFromFlags(c *cli.Context, model string) (point.Point, error) {
 	}
 	p.Sampling = smp
 	p.Seed, p.Timeout = c.Uint64("seed"), c.Duration("timeout")
+	p.Kernels, p.StepDelay = !c.Bool("no-kernels"), c.Duration("test-step-delay")
 	return p, p.Validate()
 }
 

@@ -57,6 +57,7 @@ func sweepCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-reps", Value: point.DefaultMaxReps, Usage: "-r auto: at most this many repetitions"},
 			&cli.BoolFlag{Name: "drop-outliers", Usage: "leave repetitions beyond 3 robust sigmas of the median out of the figures (they are reported either way)"},
 			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the warm-up of each new context"},
+			&cli.BoolFlag{Name: "no-kernels", Usage: "do not time each step's ops alone (no hardware/kernel/software split in the roofline)"},
 			&cli.DurationFlag{Name: "timeout", Usage: "time limit per point; default 10m"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of random tokens and synthetic weights; default 42"},
 			&cli.StringSliceFlag{Name: "filter", Usage: "drop the points matching, e.g. 'n_depth>=4096 && parallel>4' (repeatable)"},
@@ -111,6 +112,7 @@ func specFromFlags(c *cli.Context) (*sweep.Spec, error) {
 		s.Repetitions = sweep.Reps(r)
 	}
 	set("no-warmup", func() { s.Warmup = !c.Bool("no-warmup") })
+	set("no-kernels", func() { s.Kernels = !c.Bool("no-kernels") })
 	set("timeout", func() { s.Timeout = sweep.Duration{Duration: c.Duration("timeout")} })
 	set("seed", func() { s.Seed = c.Uint64("seed") })
 	if err := s.Validate(); err != nil {

@@ -1,0 +1,64 @@
+package engine
+
+/*
+#include "ops.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/roofline"
+)
+
+// ops.h's kinds are roofline's, in the same order.
+var _ = [1]int{}[int(roofline.OpAdd)-int(C.TB_OP_ADD)]
+var _ = [1]int{}[int(roofline.OpMatMul)-int(C.TB_OP_MATMUL)]
+
+// OpCopies is one op of a step, built Copies times in a graph.
+type OpCopies struct {
+	roofline.Op
+	Copies int
+}
+
+// TimeOps builds one graph of ops on device dev (an index of Devices),
+// each op Copies times on tensors of its own, and returns the median
+// seconds of iters runs after a warm-up.
+func TimeOps(dev, threads int, ops []OpCopies, iters int) (float64, error) {
+	if len(ops) == 0 || iters < 1 {
+		return 0, fmt.Errorf("time ops: nothing to time")
+	}
+	cops := make([]C.tb_op, len(ops))
+	for i, o := range ops {
+		t, t2, err := opTypes(o.Op)
+		if err != nil {
+			return 0, err
+		}
+		cops[i] = C.tb_op{kind: C.int32_t(o.Kind), _type: C.int32_t(t), type2: C.int32_t(t2),
+			a: C.int64_t(o.A), b: C.int64_t(o.B), c: C.int64_t(o.C), d: C.int64_t(o.D), n: C.int64_t(o.N), copies: C.int32_t(o.Copies)}
+	}
+	clearError()
+	s := float64(C.tb_time_ops(C.int(dev), C.int(threads), (*C.tb_op)(unsafe.Pointer(&cops[0])), C.int(len(cops)), C.int(iters)))
+	if s < 0 {
+		return 0, fmt.Errorf("time %s on device %d: %s", ops[0].Name, dev, orUnknown(lastError()))
+	}
+	return s, nil
+}
+
+// opTypes are an op's ggml types (F32 where it has none).
+func opTypes(o roofline.Op) (gguf.GGMLType, gguf.GGMLType, error) {
+	var ts [2]gguf.GGMLType
+	for i, name := range []string{o.Type, o.Type2} {
+		if name == "" {
+			continue
+		}
+		t, ok := gguf.ParseType(name)
+		if !ok {
+			return 0, 0, fmt.Errorf("time %s: unknown ggml type %q", o.Name, name)
+		}
+		ts[i] = t
+	}
+	return ts[0], ts[1], nil
+}

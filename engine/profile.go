@@ -1,0 +1,99 @@
+package engine
+
+/*
+#include <stdlib.h>
+#include "tb.h"
+#include "profile.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/tokbench/tokbench/roofline"
+)
+
+// StepProfile is what profiled steps were made of: every node's time,
+// and the time outside the nodes (before the first: graph build,
+// allocation, inputs; between nodes; after the last: outputs).
+type StepProfile struct {
+	Steps     int
+	StepNs    int64 // all steps, start to end
+	BuildNs   int64
+	BetweenNs int64
+	TailNs    int64
+	Nodes     []roofline.Node
+}
+
+// maxProfiledNodes bounds the nodes one profile keeps (a step of a 80-layer
+// model is a few thousand).
+const maxProfiledNodes = 1 << 20
+
+// NewProfiledContext is a context whose every graph node is observed:
+// llama.cpp then computes and synchronizes node by node, which makes its
+// steps slower than an unprofiled context's.
+func (md *Model) NewProfiledContext(o ContextOptions) (*Context, error) {
+	prof := C.tb_prof_new(maxProfiledNodes)
+	if prof == nil {
+		return nil, fmt.Errorf("profile: out of memory")
+	}
+	c, err := md.newContext(o, func(p *C.struct_llama_context_params) {
+		p.cb_eval = C.ggml_backend_sched_eval_callback(C.tb_prof_cb)
+		p.cb_eval_user_data = unsafe.Pointer(prof)
+	})
+	if err != nil {
+		C.tb_prof_free(prof)
+		return nil, err
+	}
+	c.prof = prof
+	C.tb_prof_attach(prof, c.c.ctx, C.int(o.Threads))
+	return c, nil
+}
+
+// ProfileSteps runs n decode steps of nSeq sequences from position pos,
+// observing every node, and returns their profile.
+func (c *Context) ProfileSteps(nSeq, pos, n int) (*StepProfile, error) {
+	return c.profile(n, func(i int) error { return c.Step(nSeq, pos+i, nil) })
+}
+
+// ProfilePrefill prefills nTokens tokens into nSeq sequences from pos,
+// observing every node, and returns its profile (one step per ubatch is
+// not told apart: Steps is 1).
+func (c *Context) ProfilePrefill(nSeq, nTokens, pos int) (*StepProfile, error) {
+	return c.profile(1, func(int) error { return c.Prefill(nSeq, nTokens, pos) })
+}
+
+func (c *Context) profile(n int, step func(i int) error) (*StepProfile, error) {
+	if c.prof == nil {
+		return nil, fmt.Errorf("profile: the context was not made for profiling")
+	}
+	p := c.prof
+	p.n, p.build_ns, p.between_ns = 0, 0, 0
+	sp := &StepProfile{Steps: n}
+	for i := 0; i < n; i++ {
+		t0 := C.tb_prof_mark(p)
+		if err := step(i); err != nil {
+			return nil, err
+		}
+		end := C.tb_now_ns()
+		sp.TailNs += int64(end - p.last_ns)
+		sp.StepNs += int64(end - t0)
+	}
+	sp.BuildNs, sp.BetweenNs = int64(p.build_ns), int64(p.between_ns)
+	nodes := unsafe.Slice(p.nodes, int(p.n))
+	sp.Nodes = make([]roofline.Node, len(nodes))
+	for i, nt := range nodes {
+		sp.Nodes[i] = roofline.Node{Op: C.GoString(&nt.op[0]), Type: C.GoString(&nt._type[0]), Name: C.GoString(&nt.name[0]), Ns: int64(nt.ns)}
+	}
+	return sp, nil
+}
+
+// Elapsed is the profiled steps' mean duration.
+func (sp *StepProfile) Elapsed() time.Duration {
+	return time.Duration(sp.StepNs / int64(max(sp.Steps, 1)))
+}
+
+// Profiled says whether the context observes its nodes.
+func (c *Context) Profiled() bool { return c.prof != nil }

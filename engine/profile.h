@@ -1,0 +1,39 @@
+#ifndef TOKBENCH_PROFILE_H
+#define TOKBENCH_PROFILE_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "ggml.h"
+
+// One computed graph node of a profiled step.
+typedef struct {
+    char op[24];   // ggml_op_desc
+    char type[12]; // the weight's (mul_mat, get_rows) or the K cache's (flash attention) type, else ""
+    char name[40]; // the tensor's name, e.g. "ffn_up-3"
+    int64_t ns;    // from the previous node's end (or the step's start) to this node's end
+} tb_node_time;
+
+// A profile being recorded: llama.cpp's graph evaluation callback
+// (cb_eval) observes every node, which makes the scheduler compute and
+// synchronize node by node. Gaps between nodes are kept apart from them.
+typedef struct {
+    tb_node_time *nodes;
+    int32_t n, cap;
+    int64_t last_ns;
+    int64_t build_ns;   // step start to the first node: graph build, allocation, inputs
+    int64_t between_ns; // between one node's end and the next one's start
+    int32_t in_step;    // 0 before the step's first node
+    struct ggml_threadpool *pool; // kept across nodes (tb_prof_attach)
+} tb_prof;
+
+tb_prof *tb_prof_new(int32_t cap);
+void tb_prof_free(tb_prof *p);
+// tb_prof_mark starts a step (call before llama_decode); it returns the time.
+int64_t tb_prof_mark(tb_prof *p);
+bool tb_prof_cb(struct ggml_tensor *t, bool ask, void *user_data);
+int64_t tb_now_ns(void);
+struct llama_context;
+// tb_prof_attach gives a profiled context a CPU threadpool of its own,
+// kept across nodes: computed one node at a time, a context would
+// otherwise start and end its threads for every node.
+void tb_prof_attach(tb_prof *p, struct llama_context *ctx, int threads);
+#endif

@@ -1,0 +1,164 @@
+package measure
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/roofline"
+)
+
+// kernelBudget bounds the weights one op's graph allocates. An op whose
+// Count instances would take more is timed on fewer (never fewer than
+// this many bytes, far past any CPU's last-level cache, so they stream
+// from memory as in the step) and the time scaled up.
+const kernelBudget = 256 << 20
+
+// Step is the shape of one step of a test: the tokens it processes, the
+// KV context they attend to on average, the logits it produces, and how
+// many such steps a repetition takes.
+func Step(p point.Point) (tokens, ctx, outputs, steps int64) {
+	B := int64(max(p.Parallel, 1))
+	if p.NGen > 0 {
+		return B, int64(p.NDepth) + int64(p.NGen)/2, B, int64(p.NGen)
+	}
+	total := B * int64(p.NPrompt)
+	tokens = min(int64(p.UBatch()), total)
+	steps = (total + tokens - 1) / tokens
+	return tokens, int64(p.NDepth) + int64(p.NPrompt)/2, max(B/steps, 1), steps
+}
+
+// StepShape is the model's shape for roofline.StepOps, from its file.
+func StepShape(f *gguf.File, h gguf.Hparams, typeK, typeV string, flash bool) roofline.Shape {
+	s := roofline.Shape{NLayer: h.NLayer, NEmbd: h.NEmbd, NFF: h.NFF, NHead: h.NHead, NHeadKV: h.NHeadKV,
+		HeadK: h.KeyLength, HeadV: h.ValLength, TypeK: typeK, TypeV: typeV, FlashAttn: flash}
+	for _, t := range f.Tensors {
+		s.Tensors = append(s.Tensors, roofline.Tensor{Name: t.Name, Type: t.Type.String(), Dims: t.Dims})
+	}
+	return s
+}
+
+// KernelTimer times a step's ops alone on one device, each op once per
+// device, thread count and shape: the results are kept in Dir (the cache
+// folder; "" for none), so that a sweep's depths re-time only attention.
+type KernelTimer struct {
+	Dir     string
+	Class   string // the hardware class
+	Device  gpu.Device
+	Threads int
+}
+
+// Time returns each op's milliseconds per step.
+func (kt KernelTimer) Time(ops []roofline.Op) ([]roofline.KernelTime, error) {
+	out := make([]roofline.KernelTime, 0, len(ops))
+	for _, op := range ops {
+		ms, err := kt.one(op)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, roofline.KernelTime{Op: op, Ms: ms})
+	}
+	return out, nil
+}
+
+func (kt KernelTimer) one(op roofline.Op) (float64, error) {
+	key, _ := json.Marshal(struct {
+		Op      roofline.Op
+		Device  string
+		Threads int
+	}{op, kt.Device.Description, kt.Threads})
+	sum := sha256.Sum256(key)
+	path := filepath.Join(kt.Dir, "kernels", kt.Class, hex.EncodeToString(sum[:12])+".json")
+	var ms float64
+	if kt.Dir != "" {
+		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &ms) == nil && ms > 0 {
+			return ms, nil
+		}
+	}
+	// A matrix larger than the budget (a large vocabulary's output
+	// projection) is timed on a slice of its rows and scaled.
+	run, scale := op, 1.0
+	if w := weightBytes(op); op.Kind == roofline.OpMatMul && w > kernelBudget {
+		if rows := max(256, op.B*kernelBudget/w/256*256); rows < op.B {
+			run.B, scale = rows, float64(op.B)/float64(rows)
+		}
+	}
+	copies := op.Count
+	if w := weightBytes(run); w > 0 {
+		copies = min(op.Count, max(1, int(kernelBudget/w)))
+	}
+	// Decode ops take microseconds: more runs for a steady median.
+	iters := 9
+	if op.Flops > 5e10 {
+		iters = 3
+	}
+	s, err := engine.TimeOps(kt.Device.Index, kt.Threads, []engine.OpCopies{{Op: run, Copies: copies}}, iters)
+	if err != nil {
+		return 0, err
+	}
+	ms = 1000 * s * scale * float64(op.Count) / float64(copies)
+	if kt.Dir != "" && os.MkdirAll(filepath.Dir(path), 0o755) == nil {
+		b, _ := json.Marshal(ms)
+		os.WriteFile(path, b, 0o644)
+	}
+	return ms, nil
+}
+
+// weightBytes is what one instance of an op allocates that scales with
+// the model (its weight matrix or caches); 0 for activations only.
+func weightBytes(op roofline.Op) int64 {
+	one := op
+	one.Count = 1
+	b, _ := one.Cost()
+	switch op.Kind {
+	case roofline.OpMatMul, roofline.OpGetRows, roofline.OpAttn, roofline.OpFlash:
+		return int64(b)
+	}
+	return 0
+}
+
+// kernelsFor times the ops of p's step on the device that ran it.
+func (e *Executor) kernelsFor(p point.Point, flash bool) ([]roofline.KernelTime, error) {
+	f, h, err := gguf.Inspect(p.Model)
+	if err != nil {
+		return nil, err
+	}
+	if h.NHead == 0 || h.NFF == 0 {
+		return nil, fmt.Errorf("the model's head count or feed-forward length is per layer: its step cannot be laid out")
+	}
+	dev, ok := e.Env.workingDevice(p)
+	if !ok {
+		return nil, fmt.Errorf("no device to time the kernels on")
+	}
+	tokens, ctx, outputs, _ := Step(p)
+	ops := roofline.StepOps(StepShape(f, h, p.TypeK, p.TypeV, flash), tokens, ctx, outputs)
+	kt := KernelTimer{Dir: e.Env.CacheDir, Class: e.Env.Device(p).Class, Device: dev, Threads: p.Threads}
+	return kt.Time(ops)
+}
+
+// workingDevice is the device doing p's work: the main GPU when layers
+// are offloaded to one, else the CPU.
+func (env Env) workingDevice(p point.Point) (gpu.Device, bool) {
+	var cpu, gpus []gpu.Device
+	for _, d := range env.Devices {
+		if d.Type == "cpu" {
+			cpu = append(cpu, d)
+		} else {
+			gpus = append(gpus, d)
+		}
+	}
+	switch {
+	case p.NGPULayers != 0 && len(gpus) > 0:
+		return gpus[min(max(p.MainGPU, 0), len(gpus)-1)], true
+	case len(cpu) > 0:
+		return cpu[0], true
+	}
+	return gpu.Device{}, false
+}

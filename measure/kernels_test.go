@@ -1,0 +1,105 @@
+package measure
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/roofline"
+	"github.com/tokbench/tokbench/stats"
+)
+
+// The kernels of a step, timed op by op, add up to the same ops timed as
+// one graph: the sum the decomposition rests on does not drift from what
+// the ops cost together. Tolerance: the median of three ratios within
+// 25% (each a few hundred microseconds on the tiny model).
+func TestKernelsAddUp(t *testing.T) {
+	f, h, err := gguf.Inspect(tinyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct{ tokens, ctx, outputs int64 }{{1, 16, 1}, {48, 24, 1}} {
+		ops := roofline.StepOps(StepShape(f, h, "f16", "f16", true), step.tokens, step.ctx, step.outputs)
+		var ratios []float64
+		for range 3 {
+			var sum float64
+			var all []engine.OpCopies
+			for _, op := range ops {
+				s, err := engine.TimeOps(0, 2, []engine.OpCopies{{Op: op, Copies: op.Count}}, 9)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum += s
+				all = append(all, engine.OpCopies{Op: op, Copies: op.Count})
+			}
+			whole, err := engine.TimeOps(0, 2, all, 9)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ratios = append(ratios, sum/whole)
+		}
+		if r := stats.Median(ratios); r < 0.75 || r > 1.33 {
+			t.Errorf("%d tokens: the ops alone sum to %.2f x the step's graph (ratios %v)", step.tokens, r, ratios)
+		}
+	}
+}
+
+// A measured record carries its kernels, cached by shape: the same
+// point again re-times nothing; its roofline splits the step.
+func TestRecordsCarryKernels(t *testing.T) {
+	p := tinyPoint()
+	p.NPrompt, p.NGen, p.Reps = 32, 16, 3
+	env := DescribeEnv("test")
+	env.CacheDir = t.TempDir()
+	recs, err := Measure(context.Background(), p, env, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		tokens := int64(1)
+		if r.IsPrompt() {
+			tokens = 32
+		}
+		if len(r.Kernels) < 10 || r.KernelsNote != "" || r.Phases.KernelsMs <= 0 {
+			t.Fatalf("%s: %d kernels (%s)", r.Test, len(r.Kernels), r.KernelsNote)
+		}
+		for _, k := range r.Kernels {
+			if k.Ms <= 0 || (k.N != tokens && k.Kind != roofline.OpMatMul) {
+				t.Errorf("%s: kernel %+v", r.Test, k)
+			}
+		}
+	}
+	again, err := Measure(context.Background(), p, env, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range again {
+		if !slices.Equal(msOf(again[i].Kernels), msOf(recs[i].Kernels)) {
+			t.Errorf("%s: kernels timed again instead of read from the cache", again[i].Test)
+		}
+	}
+	probe := &roofline.Probe{Class: recs[0].Class(), BWGBs: 20, ReadBWGBs: 18, MatMul: map[string]roofline.MatMul{"f16": {GEMM: 100}}}
+	if _, err := probe.Save(env.CacheDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := record.Annotate(recs, &roofline.Cache{Dir: env.CacheDir}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		d := r.Roofline.Decomp
+		if d == nil || d.StepMs <= 0 || d.KernelMs <= 0 || d.HardwareMs <= 0 || d.Top == "" || r.Roofline.Why == "" {
+			t.Errorf("%s: decomposition %+v", r.Test, d)
+		}
+	}
+}
+
+func msOf(ks []roofline.KernelTime) []float64 {
+	var out []float64
+	for _, k := range ks {
+		out = append(out, k.Ms)
+	}
+	return out
+}

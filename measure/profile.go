@@ -1,0 +1,107 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/roofline"
+)
+
+// Profile times every graph node of p's real steps (its pp test: the
+// prompt; its tg test: n_gen decode steps), beside the same steps
+// unobserved, on the model loaded as run loads it.
+func Profile(ctx context.Context, p point.Point, env Env) ([]roofline.OpProfile, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := Check(p); err != nil {
+		return nil, err
+	}
+	m, err := engine.LoadModel(p.Model, engine.ModelOptions{NGPULayers: p.NGPULayers, NoMmap: p.NoMmap, MainGPU: p.MainGPU, Split: p.Split})
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	_, backend, _ := env.backends(p.NGPULayers)
+	var out []roofline.OpProfile
+	for _, t := range p.Tests() {
+		if t.Sampled() || ctx.Err() != nil {
+			continue
+		}
+		op, err := profileTest(m, t)
+		if err != nil {
+			return out, fmt.Errorf("profile %s: %w", t.TestName(), err)
+		}
+		op.Model, op.Backend = m.Meta.Desc, backend
+		out = append(out, op)
+	}
+	return out, ctx.Err()
+}
+
+// profileTest runs t's steps on a plain context (the unprofiled time, the
+// fastest of three runs after a warm-up), then on a profiled one.
+func profileTest(m *engine.Model, t point.Point) (roofline.OpProfile, error) {
+	var op roofline.OpProfile
+	run := func(s *session) (*engine.StepProfile, time.Duration, error) {
+		if err := s.setDepth(t.Parallel, t.NDepth); err != nil {
+			return nil, 0, err
+		}
+		t0 := time.Now()
+		var sp *engine.StepProfile
+		var err error
+		switch {
+		case t.NGen == 0 && s.c.Profiled():
+			sp, err = s.c.ProfilePrefill(t.Parallel, t.NPrompt, t.NDepth)
+		case t.NGen == 0:
+			err = s.c.Prefill(t.Parallel, t.NPrompt, t.NDepth)
+		case s.c.Profiled():
+			sp, err = s.c.ProfileSteps(t.Parallel, t.NDepth, t.NGen)
+		default:
+			for i := 0; i < t.NGen && err == nil; i++ {
+				err = s.c.Step(t.Parallel, t.NDepth+i, nil)
+			}
+		}
+		d := time.Since(t0)
+		s.depth = -1
+		return sp, d, err
+	}
+	plain, err := newSession(m, t, t.NCtx())
+	if err != nil {
+		return op, err
+	}
+	best := time.Duration(0)
+	for i := 0; i < 4 && err == nil; i++ { // run 0 warms up
+		var d time.Duration
+		if _, d, err = run(plain); i > 0 && (best == 0 || d < best) {
+			best = d
+		}
+	}
+	plain.c.Close()
+	if err != nil {
+		return op, err
+	}
+	prof, err := newSessionOf(m.NewProfiledContext, t, t.NCtx())
+	if err != nil {
+		return op, err
+	}
+	defer prof.c.Close()
+	if _, _, err = run(prof); err != nil { // warm-up
+		return op, err
+	}
+	sp, _, err := run(prof)
+	if err != nil {
+		return op, err
+	}
+	steps := sp.Steps
+	op = roofline.OpProfile{Test: t.TestName(), Steps: steps, UnprofiledMs: ms(best) / float64(steps),
+		ProfiledMs: float64(sp.StepNs) / 1e6 / float64(steps), BuildMs: float64(sp.BuildNs) / 1e6 / float64(steps),
+		BetweenMs: float64(sp.BetweenNs) / 1e6 / float64(steps), TailMs: float64(sp.TailNs) / 1e6 / float64(steps),
+		Groups: roofline.Group(sp.Nodes, steps)}
+	for _, g := range op.Groups {
+		op.NodesMs += g.Ms
+	}
+	return op, nil
+}

@@ -1,0 +1,68 @@
+package roofline
+
+import (
+	"strings"
+	"testing"
+)
+
+// A step of 10 ms whose ops are known: 1 GB/s and 1 GFLOP/s peaks keep
+// the arithmetic plain (a byte costs 1 ns, a FLOP 1 ns).
+var unit = Peaks{Source: "test", BWGBs: 1, TFLOPS: 1e-3}
+
+func kernels(ms ...float64) []KernelTime {
+	var ks []KernelTime
+	for i, m := range ms {
+		// Each op moves 1e6 bytes (1 ms at peak) and computes little.
+		ks = append(ks, KernelTime{Op: Op{Name: []string{"mul_mat q4_0", "flash_attn", "add"}[i%3], Count: 2, Bytes: 1e6, Flops: 1e3}, Ms: m})
+	}
+	return ks
+}
+
+func TestDecompositionSplitsTheStep(t *testing.T) {
+	d := decompose(kernels(4, 2, 1), 10, 1, unit)
+	if !near(d.KernelMs, 7) || !near(d.OverheadMs, 3) || !near(d.HardwareMs, 3) || d.OpsPerStep != 6 {
+		t.Errorf("%+v", d)
+	}
+	if !near(d.KernelShare, 0.7) || !near(d.StepTs, 100) || !near(d.KernelTs, 1000/7.0) || !near(d.HardwareTs, 1000/3.0) {
+		t.Errorf("shares and rates %+v", d)
+	}
+	if d.Top != "mul_mat q4_0" || !near(d.TopShare, 0.4) || !near(d.TopPeak, 0.25) || d.TopBound != "peak bandwidth" {
+		t.Errorf("top %q %.2f at %.2f of %s", d.Top, d.TopShare, d.TopPeak, d.TopBound)
+	}
+	// Where FLOPs take longer than bytes, the top op is set against the
+	// compute peak.
+	ks := kernels(4)
+	ks[0].Flops = 3e6 // 3 ms at 1 GFLOP/s
+	if d := decompose(ks, 5, 1, unit); !near(d.TopPeak, 0.75) || d.TopBound != "peak FLOP/s" || !near(d.HardwareMs, 3) {
+		t.Errorf("compute-bound top: %+v", d)
+	}
+}
+
+func TestVerdictsFromTheDecomposition(t *testing.T) {
+	cases := []struct {
+		name  string
+		ks    []KernelTime
+		step  float64
+		pk    Peaks
+		want  string
+		words string
+	}{
+		{"overhead 30% of the step", kernels(4, 2, 1), 10, unit, SoftwareLimited, "3.00 ms per step outside the kernels (500.0 µs for each of 6 ops)"},
+		{"kernels at the bandwidth", kernels(1.1, 1.1, 1.1), 3.5, unit, MemoryBound, "at 91% of peak bandwidth"},
+		{"kernels far from it", kernels(4, 2, 1), 8, unit, KernelBound, "mul_mat q4_0: 50% of the step at 25% of peak bandwidth"},
+		{"kernels slower than the step", kernels(4, 4, 4), 10, unit, Unvouched, "not vouched for"},
+		{"no peaks", kernels(4, 2, 1), 8, Peaks{}, KernelBound, "no hardware ceiling known"},
+		{"no peaks, slow loop", kernels(1, 1, 1), 8, Peaks{}, SoftwareLimited, "outside the kernels"},
+	}
+	for _, c := range cases {
+		in := Inputs{Tokens: 16, Parallel: 1, WeightsBytes: 3e6, Params: 1e3, NLayer: 1, NEmbd: 8, MeasuredTs: 1000 / c.step, Kernels: c.ks, StepMs: c.step}
+		a := Analyze(in, c.pk)
+		if a.Decomp == nil || a.Verdict != c.want || !strings.Contains(a.Why, c.words) {
+			t.Errorf("%s: %s: %s, want %s mentioning %q", c.name, a.Verdict, a.Why, c.want, c.words)
+		}
+	}
+	in := Inputs{Tokens: 16, Parallel: 1, WeightsBytes: 3e6, MeasuredTs: 100, Kernels: kernels(4, 2, 1), StepMs: 10, Throttled: true}
+	if v := Analyze(in, unit).Verdict; v != Throttled {
+		t.Errorf("throttled: %s", v)
+	}
+}

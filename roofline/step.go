@@ -1,0 +1,168 @@
+package roofline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tokbench/tokbench/gguf"
+)
+
+// OpKind is a kind of op a transformer step runs (engine/ops.h mirrors it).
+type OpKind int
+
+// The op kinds. A..D are the shape; N the step's tokens.
+const (
+	OpMatMul  OpKind = iota // weight [A=k, B=m] of Type times [k, N]
+	OpGetRows               // N rows of a table [A, B] of Type
+	OpAttn                  // N queries over C cached tokens: head size A, B heads, D KV heads; K Type, V Type2
+	OpFlash                 // the same through flash attention
+	OpKVStore               // N rows of width A into a cache of Type
+	OpNorm                  // rms_norm of [A, N] times a weight
+	OpRope                  // rope of [A=head size, B=heads, N]
+	OpGLU                   // swiglu of [A, N]
+	OpAdd                   // residual add of [A, N]
+)
+
+// Op is one op of a step at a model's shapes, run Count times per step
+// (once per layer, ...), with the bytes it moves and the FLOPs it
+// computes over all Count.
+type Op struct {
+	Name  string  `json:"name"`
+	Kind  OpKind  `json:"kind"`
+	Type  string  `json:"type,omitempty"`
+	Type2 string  `json:"type2,omitempty"`
+	A     int64   `json:"a"`
+	B     int64   `json:"b,omitempty"`
+	C     int64   `json:"c,omitempty"`
+	D     int64   `json:"d,omitempty"`
+	N     int64   `json:"n"`
+	Count int     `json:"count"`
+	Bytes float64 `json:"bytes"`
+	Flops float64 `json:"flops"`
+}
+
+// Tensor is one weight of a model: its name, ggml type and dimensions.
+type Tensor struct {
+	Name string
+	Type string
+	Dims []int64
+}
+
+// Shape is what a step's ops depend on: the model's weights and
+// dimensions, and the KV cache's settings.
+type Shape struct {
+	Tensors            []Tensor
+	NLayer, NEmbd, NFF int64
+	NHead, NHeadKV     int64
+	HeadK, HeadV       int64 // per-head K and V sizes
+	TypeK, TypeV       string
+	FlashAttn          bool
+}
+
+// StepOps lists the ops of one step that processes tokens tokens (one per
+// sequence when decoding, a ubatch when prefilling) at a KV context of
+// ctx tokens, producing logits for outputs of them. Weights of the same
+// type and shape (a layer's q and o, every layer's ffn_up) are one op.
+func StepOps(s Shape, tokens, ctx, outputs int64) []Op {
+	var ops []Op
+	type key struct {
+		typ  string
+		k, m int64
+	}
+	groups := map[key]*Op{}
+	var order []key
+	roles := map[key][]string{}
+	var embd, out *Tensor
+	for i := range s.Tensors {
+		t := &s.Tensors[i]
+		switch {
+		case t.Name == "token_embd.weight":
+			embd = t
+		case t.Name == "output.weight":
+			out = t
+		case len(t.Dims) == 2 && strings.HasPrefix(t.Name, "blk."):
+			k := key{t.Type, t.Dims[0], t.Dims[1]}
+			if groups[k] == nil {
+				groups[k] = &Op{Kind: OpMatMul, Type: t.Type, A: k.k, B: k.m, N: tokens}
+				order = append(order, k)
+			}
+			groups[k].Count++
+			role := strings.TrimSuffix(t.Name[strings.Index(t.Name[4:], ".")+5:], ".weight")
+			if !slices.Contains(roles[k], role) {
+				roles[k] = append(roles[k], role)
+			}
+		}
+	}
+	for _, k := range order {
+		op := groups[k]
+		op.Name = fmt.Sprintf("mul_mat %s %dx%d (%s)", op.Type, op.A, op.B, strings.Join(roles[k], ","))
+		ops = append(ops, *op)
+	}
+	if embd != nil {
+		ops = append(ops, Op{Name: "get_rows " + embd.Type + " (token_embd)", Kind: OpGetRows, Type: embd.Type, A: embd.Dims[0], B: embd.Dims[1], N: tokens, Count: 1})
+		if out == nil {
+			out = embd // tied: the embedding is the output projection
+		}
+	}
+	if out != nil && outputs > 0 {
+		ops = append(ops, Op{Name: fmt.Sprintf("mul_mat %s %dx%d (output)", out.Type, out.Dims[0], out.Dims[1]), Kind: OpMatMul, Type: out.Type,
+			A: out.Dims[0], B: out.Dims[1], N: outputs, Count: 1})
+	}
+	L := int(s.NLayer)
+	attn := Op{Name: fmt.Sprintf("attention %s/%s over %d", s.TypeK, s.TypeV, ctx), Kind: OpAttn, Type: s.TypeK, Type2: s.TypeV,
+		A: s.HeadK, B: s.NHead, C: max(ctx, 1), D: s.NHeadKV, N: tokens, Count: L}
+	if s.FlashAttn {
+		attn.Kind, attn.Name = OpFlash, "flash_attn "+attn.Name[len("attention "):]
+	}
+	ops = append(ops, attn,
+		Op{Name: "kv store K " + s.TypeK, Kind: OpKVStore, Type: s.TypeK, A: s.NHeadKV * s.HeadK, N: tokens, Count: L},
+		Op{Name: "kv store V " + s.TypeV, Kind: OpKVStore, Type: s.TypeV, A: s.NHeadKV * s.HeadV, N: tokens, Count: L},
+		Op{Name: "rope Q", Kind: OpRope, A: s.HeadK, B: s.NHead, N: tokens, Count: L},
+		Op{Name: "rope K", Kind: OpRope, A: s.HeadK, B: s.NHeadKV, N: tokens, Count: L},
+		Op{Name: "rms_norm", Kind: OpNorm, A: s.NEmbd, N: tokens, Count: 2*L + 1},
+		Op{Name: "swiglu", Kind: OpGLU, A: s.NFF, N: tokens, Count: L},
+		Op{Name: "add", Kind: OpAdd, A: s.NEmbd, N: tokens, Count: 2 * L},
+	)
+	for i := range ops {
+		ops[i].Bytes, ops[i].Flops = ops[i].Cost()
+	}
+	return ops
+}
+
+// rowBytes is the size of n elements of a ggml type (F32 if unknown).
+func rowBytes(typ string, n int64) float64 {
+	if t, ok := gguf.ParseType(typ); ok && n%t.BlockSize() == 0 {
+		return float64(t.RowSize(n))
+	}
+	return 4 * float64(n)
+}
+
+// cost is what the op moves and computes over its Count: the bytes of
+// its operands and results (weights and caches in their types,
+// activations F32) and its multiply-adds (2 FLOPs each).
+func (o Op) Cost() (bytes, flops float64) {
+	n, a, b, c, d := float64(o.N), float64(o.A), float64(o.B), float64(o.C), float64(o.D)
+	switch o.Kind {
+	case OpMatMul:
+		bytes = float64(o.B)*rowBytes(o.Type, o.A) + 4*n*(a+b)
+		flops = 2 * a * b * n
+	case OpGetRows:
+		bytes = n * (rowBytes(o.Type, o.A) + 4*a)
+	case OpAttn, OpFlash:
+		// The K and V caches of the context, per KV head; Q in, out.
+		bytes = c*d*(rowBytes(o.Type, o.A)+rowBytes(o.Type2, o.A)) + 2*4*n*a*b
+		flops = 2 * 2 * a * c * n * b
+	case OpKVStore:
+		bytes = n * (4*a + rowBytes(o.Type, o.A))
+	case OpRope:
+		bytes, flops = 2*4*n*a*b, 6*n*a*b
+	case OpNorm:
+		bytes, flops = 4*(2*n*a+a), 4*n*a
+	case OpGLU:
+		bytes, flops = 3*4*n*a, 6*n*a
+	case OpAdd:
+		bytes, flops = 3*4*n*a, n*a
+	}
+	return float64(o.Count) * bytes, float64(o.Count) * flops
+}
