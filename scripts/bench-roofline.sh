@@ -14,6 +14,9 @@ P=${P:-64} N=${N:-32} REPS=${REPS:-3}
 THREADS=${THREADS:-$(bin/tokbench devices -o json | sed -n 's/.*"cores": *\([0-9]*\).*/\1/p' | head -n 1)}
 THREADS=${THREADS:-2}
 bin/tokbench probe -t "$THREADS" >/dev/null
+# Kernels timed in this run, beside the steps they explain: cached times
+# from another hour of a machine that drifts would blur the split.
+rm -rf "${TOKBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokbench}/kernels"
 for t in $TYPES; do
   echo "== $PRESET $t"
   # The table's footer holds one line per test: its verdict and why.

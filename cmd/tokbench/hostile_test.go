@@ -124,7 +124,7 @@ func TestHostileModels(t *testing.T) {
 			}
 			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 			last := lines[len(lines)-1]
-			bad := r.code > 2 || strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "gdb") ||
+			bad := r.code > 2 || len(lines) > 2 || strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "gdb") ||
 				strings.Contains(r.stderr, "SIGABRT") || !strings.HasPrefix(last, "tokbench: ") || len(last) > 600
 			if bad {
 				t.Errorf("mutant %d (%s): tokbench %s: exit %d, not a clean error:\n%s", i, descs[i], c.name, r.code, r.stderr)
