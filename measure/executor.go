@@ -173,7 +173,7 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 	if e.modelKey != p.ModelKey() {
 		e.close()
 		t0 := time.Now()
-		m, err := engine.LoadModel(p.Model, engine.ModelOptions{NGPULayers: p.NGPULayers, NoMmap: p.NoMmap, MainGPU: p.MainGPU, Split: p.Split})
+		m, err := engine.LoadModel(p.Model, modelOptions(p))
 		if err != nil {
 			return nil, err
 		}

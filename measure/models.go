@@ -45,3 +45,20 @@ func CacheDir() (string, error) {
 	}
 	return filepath.Join(base, "tokbench"), nil
 }
+
+// loadChecked validates p, checks that it fits (Check) and loads its model
+// as p says (offload, split, mmap).
+func loadChecked(p point.Point) (*engine.Model, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := Check(p); err != nil {
+		return nil, err
+	}
+	return engine.LoadModel(p.Model, modelOptions(p))
+}
+
+// modelOptions are the model settings of p.
+func modelOptions(p point.Point) engine.ModelOptions {
+	return engine.ModelOptions{NGPULayers: p.NGPULayers, NoMmap: p.NoMmap, MainGPU: p.MainGPU, Split: p.Split}
+}

@@ -14,13 +14,7 @@ import (
 // prompt; its tg test: n_gen decode steps), beside the same steps
 // unobserved, on the model loaded as run loads it.
 func Profile(ctx context.Context, p point.Point, env Env) ([]roofline.OpProfile, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	if err := Check(p); err != nil {
-		return nil, err
-	}
-	m, err := engine.LoadModel(p.Model, engine.ModelOptions{NGPULayers: p.NGPULayers, NoMmap: p.NoMmap, MainGPU: p.MainGPU, Split: p.Split})
+	m, err := loadChecked(p)
 	if err != nil {
 		return nil, err
 	}

@@ -32,13 +32,7 @@ func Serve(ctx context.Context, base point.Point, longest int, timeout time.Dura
 		return nil, point.Inputf("the longest request holds %d tokens (prompt + output) but the model was trained for %d: shorten the workload or --abusive-tokens, or cap it with --max-prompt/--max-output", longest, h.NCtxTrain)
 	}
 	base.NPrompt, base.NGen, base.Parallel = max(longest, 1), 0, 1
-	if err := base.Validate(); err != nil {
-		return nil, err
-	}
-	if err := Check(base); err != nil {
-		return nil, err
-	}
-	m, err := engine.LoadModel(base.Model, engine.ModelOptions{NGPULayers: base.NGPULayers, Split: base.Split, MainGPU: base.MainGPU, NoMmap: base.NoMmap})
+	m, err := loadChecked(base)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"encoding/xml"
-	"io"
 	"strings"
 	"testing"
 
@@ -32,17 +30,7 @@ func TestDecompositionCharts(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	dec := xml.NewDecoder(strings.NewReader(page))
-	dec.Strict, dec.Entity = true, xml.HTMLEntity
-	for {
-		_, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("page does not parse: %v", err)
-		}
-	}
+	wellFormed(t, page)
 	for _, want := range []string{"Roofline: achieved GFLOP/s against arithmetic intensity", "Where a step&#39;s time goes",
 		"software (outside the kernels)", "synth:llama-1b:q8_0 tg32: mul_mat q8_0 2048x8192", "kernel %", "sw ms/step"} {
 		if !strings.Contains(page, want) {

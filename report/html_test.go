@@ -38,19 +38,7 @@ func TestHTMLIsSelfContainedAndWellFormed(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	// Well-formed: a strict XML parser reads it to the end.
-	dec := xml.NewDecoder(strings.NewReader(page))
-	dec.Strict = true
-	dec.Entity = xml.HTMLEntity
-	for {
-		_, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("page does not parse: %v", err)
-		}
-	}
+	wellFormed(t, page)
 	for _, bad := range []string{"http://", "https://", "src=", "<script", "@import", "url("} {
 		if strings.Contains(page, bad) {
 			t.Errorf("page contains %q: it must open with no network", bad)
@@ -112,5 +100,22 @@ func TestTimelineCharts(t *testing.T) {
 	os.WriteFile(p, []byte("not json\n"), 0o644)
 	if _, err := ReadTimeline(p); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Errorf("bad samples file: %v", err)
+	}
+}
+
+// wellFormed fails unless a strict XML parser reads the page to the end.
+func wellFormed(t *testing.T, page string) {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(page))
+	dec.Strict = true
+	dec.Entity = xml.HTMLEntity
+	for {
+		_, err := dec.Token()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("page does not parse: %v", err)
+		}
 	}
 }

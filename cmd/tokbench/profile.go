@@ -22,21 +22,7 @@ func profileCommand() *cli.Command {
 }
 
 func doProfile(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("unexpected argument %q: profile takes flags only", c.Args().First())
-	}
-	format := c.String("output")
-	if err := checkFormat(format, report.ProfileFormats); err != nil {
-		return err
-	}
-	model, err := modelFromFlags(c)
-	if err != nil {
-		return err
-	}
-	if err := checkModel(c, model); err != nil {
-		return err
-	}
-	p, err := pointFromFlags(c, model)
+	p, format, err := pointCommand(c, report.ProfileFormats)
 	if err != nil {
 		return err
 	}

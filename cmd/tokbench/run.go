@@ -98,22 +98,30 @@ func pointFromFlags(c *cli.Context, model string) (point.Point, error) {
 	return p, p.Validate()
 }
 
-func doRun(c *cli.Context) error {
+// pointCommand reads a command of one point (run, profile): no
+// arguments, an output format among formats, the model (checked in a
+// child process) and the point's settings.
+func pointCommand(c *cli.Context, formats []string) (point.Point, string, error) {
 	if c.NArg() > 0 {
-		return usagef("unexpected argument %q: flags come before arguments, and run takes none", c.Args().First())
+		return point.Point{}, "", usagef("unexpected argument %q: flags come before arguments, and %s takes none", c.Args().First(), c.Command.Name)
 	}
 	format := c.String("output")
-	if err := checkFormat(format, report.Formats); err != nil {
-		return err
+	if err := checkFormat(format, formats); err != nil {
+		return point.Point{}, "", err
 	}
 	model, err := modelFromFlags(c)
 	if err != nil {
-		return err
+		return point.Point{}, "", err
 	}
 	if err := checkModel(c, model); err != nil {
-		return err
+		return point.Point{}, "", err
 	}
 	p, err := pointFromFlags(c, model)
+	return p, format, err
+}
+
+func doRun(c *cli.Context) error {
+	p, format, err := pointCommand(c, report.Formats)
 	if err != nil {
 		return err
 	}
