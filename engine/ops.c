@@ -160,7 +160,7 @@ static int cmp_double(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-double tb_time_ops(int dev, int threads, const tb_op *ops, int n_ops, int iters) {
+double tb_time_ops(int dev, int threads, const tb_op *ops, int n_ops, int iters, int64_t budget_ns) {
     int n_tensors = 0, n_nodes = 0;
     for (int i = 0; i < n_ops; i++) {
         n_tensors += 5 * ops[i].copies;
@@ -203,14 +203,15 @@ double tb_time_ops(int dev, int threads, const tb_op *ops, int n_ops, int iters)
     if (!galloc || !ggml_gallocr_alloc_graph(galloc, g)) goto done;
     if (ggml_backend_graph_compute(be, g) != GGML_STATUS_SUCCESS) goto done;
     ggml_backend_synchronize(be);
-    for (int i = 0; i < iters; i++) {
+    int done_iters = 0;
+    for (int64_t start = tb_now_ns(); done_iters < iters && (done_iters == 0 || tb_now_ns() - start < budget_ns); done_iters++) {
         int64_t t0 = tb_now_ns();
         if (ggml_backend_graph_compute(be, g) != GGML_STATUS_SUCCESS) goto done;
         ggml_backend_synchronize(be);
-        runs[i] = (double)(tb_now_ns() - t0) / 1e9;
+        runs[done_iters] = (double)(tb_now_ns() - t0) / 1e9;
     }
-    qsort(runs, (size_t)iters, sizeof(double), cmp_double);
-    secs = iters % 2 ? runs[iters / 2] : (runs[iters / 2 - 1] + runs[iters / 2]) / 2;
+    qsort(runs, (size_t)done_iters, sizeof(double), cmp_double);
+    secs = done_iters % 2 ? runs[done_iters / 2] : (runs[done_iters / 2 - 1] + runs[done_iters / 2]) / 2;
 done:
     free(runs);
     if (galloc) ggml_gallocr_free(galloc);

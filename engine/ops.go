@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/tokbench/tokbench/gguf"
@@ -25,8 +26,9 @@ type OpCopies struct {
 
 // TimeOps builds one graph of ops on device dev (an index of Devices),
 // each op Copies times on tensors of its own, and returns the median
-// seconds of iters runs after a warm-up.
-func TimeOps(dev, threads int, ops []OpCopies, iters int) (float64, error) {
+// seconds of up to iters runs after a warm-up: fewer once budget has
+// passed, at least one.
+func TimeOps(dev, threads int, ops []OpCopies, iters int, budget time.Duration) (float64, error) {
 	if len(ops) == 0 || iters < 1 {
 		return 0, fmt.Errorf("time ops: nothing to time")
 	}
@@ -40,7 +42,7 @@ func TimeOps(dev, threads int, ops []OpCopies, iters int) (float64, error) {
 			a: C.int64_t(o.A), b: C.int64_t(o.B), c: C.int64_t(o.C), d: C.int64_t(o.D), n: C.int64_t(o.N), copies: C.int32_t(o.Copies)}
 	}
 	clearError()
-	s := float64(C.tb_time_ops(C.int(dev), C.int(threads), (*C.tb_op)(unsafe.Pointer(&cops[0])), C.int(len(cops)), C.int(iters)))
+	s := float64(C.tb_time_ops(C.int(dev), C.int(threads), (*C.tb_op)(unsafe.Pointer(&cops[0])), C.int(len(cops)), C.int(iters), C.int64_t(budget)))
 	if s < 0 {
 		return 0, fmt.Errorf("time %s on device %d: %s", ops[0].Name, dev, orUnknown(lastError()))
 	}

@@ -26,8 +26,8 @@ typedef struct {
 } tb_op;
 
 // tb_time_ops builds one graph with every op of ops (each copies times,
-// on tensors of its own), runs it once to warm up, then iters times, and
-// returns the median seconds (< 0: failed). threads sets the CPU
-// backend's threads.
-double tb_time_ops(int dev, int threads, const tb_op *ops, int n_ops, int iters);
+// on tensors of its own), runs it once to warm up, then up to iters times
+// (fewer once budget_ns has passed: at least once), and returns the
+// median seconds (< 0: failed). threads sets the CPU backend's threads.
+double tb_time_ops(int dev, int threads, const tb_op *ops, int n_ops, int iters, int64_t budget_ns);
 #endif

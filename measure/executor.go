@@ -237,7 +237,7 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 		t0 = time.Now()
 		// Outside the timed region; a failure costs the decomposition,
 		// not the measurement.
-		if rec.Kernels, err = e.kernelsFor(p, s.c.FlashAttn); err != nil {
+		if rec.Kernels, err = e.kernelsFor(p, s.c.FlashAttn, func() bool { return ctx.Err() != nil || s.stopping() }); err != nil {
 			rec.KernelsNote = "kernels not timed: " + err.Error()
 		}
 		ph.KernelsMs = ms(time.Since(t0))

@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
@@ -53,12 +55,25 @@ type KernelTimer struct {
 	Class   string // the hardware class
 	Device  gpu.Device
 	Threads int
+	// Stop, if set, ends the timing between two ops (Ctrl-C, a sweep's
+	// graceful stop).
+	Stop func() bool
 }
+
+// opBudget bounds the timed runs of one op after its warm-up: a large
+// prefill's products take seconds each.
+const opBudget = 5 * time.Second
+
+// errKernelsStopped is a timing stopped before its last op.
+var errKernelsStopped = errors.New("stopped before every op was timed")
 
 // Time returns each op's milliseconds per step.
 func (kt KernelTimer) Time(ops []roofline.Op) ([]roofline.KernelTime, error) {
 	out := make([]roofline.KernelTime, 0, len(ops))
 	for _, op := range ops {
+		if kt.Stop != nil && kt.Stop() {
+			return nil, errKernelsStopped
+		}
 		ms, err := kt.one(op)
 		if err != nil {
 			return nil, err
@@ -99,7 +114,7 @@ func (kt KernelTimer) one(op roofline.Op) (float64, error) {
 	if op.Flops > 5e10 {
 		iters = 3
 	}
-	s, err := engine.TimeOps(kt.Device.Index, kt.Threads, []engine.OpCopies{{Op: run, Copies: copies}}, iters)
+	s, err := engine.TimeOps(kt.Device.Index, kt.Threads, []engine.OpCopies{{Op: run, Copies: copies}}, iters, opBudget)
 	if err != nil {
 		return 0, err
 	}
@@ -124,8 +139,9 @@ func weightBytes(op roofline.Op) int64 {
 	return 0
 }
 
-// kernelsFor times the ops of p's step on the device that ran it.
-func (e *Executor) kernelsFor(p point.Point, flash bool) ([]roofline.KernelTime, error) {
+// kernelsFor times the ops of p's step on the device that ran it, until
+// stop says to stop.
+func (e *Executor) kernelsFor(p point.Point, flash bool, stop func() bool) ([]roofline.KernelTime, error) {
 	f, h, err := gguf.Inspect(p.Model)
 	if err != nil {
 		return nil, err
@@ -139,7 +155,7 @@ func (e *Executor) kernelsFor(p point.Point, flash bool) ([]roofline.KernelTime,
 	}
 	tokens, ctx, outputs, _ := Step(p)
 	ops := roofline.StepOps(StepShape(f, h, p.TypeK, p.TypeV, flash), tokens, ctx, outputs)
-	kt := KernelTimer{Dir: e.Env.CacheDir, Class: e.Env.Device(p).Class, Device: dev, Threads: p.Threads}
+	kt := KernelTimer{Dir: e.Env.CacheDir, Class: e.Env.Device(p).Class, Device: dev, Threads: p.Threads, Stop: stop}
 	return kt.Time(ops)
 }
 

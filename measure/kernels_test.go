@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
@@ -28,14 +29,14 @@ func TestKernelsAddUp(t *testing.T) {
 			var sum float64
 			var all []engine.OpCopies
 			for _, op := range ops {
-				s, err := engine.TimeOps(0, 2, []engine.OpCopies{{Op: op, Copies: op.Count}}, 9)
+				s, err := engine.TimeOps(0, 2, []engine.OpCopies{{Op: op, Copies: op.Count}}, 9, time.Second)
 				if err != nil {
 					t.Fatal(err)
 				}
 				sum += s
 				all = append(all, engine.OpCopies{Op: op, Copies: op.Count})
 			}
-			whole, err := engine.TimeOps(0, 2, all, 9)
+			whole, err := engine.TimeOps(0, 2, all, 9, time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,4 +103,23 @@ func msOf(ks []roofline.KernelTime) []float64 {
 		out = append(out, k.Ms)
 	}
 	return out
+}
+
+// A timing asked to stop ends between two ops, with nothing made up; a
+// budget bounds each op's runs (at least one).
+func TestKernelTimerStops(t *testing.T) {
+	f, h, err := gguf.Inspect(tinyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := roofline.StepOps(StepShape(f, h, "f16", "f16", false), 1, 8, 1)
+	calls := 0
+	kt := KernelTimer{Threads: 2, Stop: func() bool { calls++; return calls > 3 }}
+	if ks, err := kt.Time(ops); err != errKernelsStopped || ks != nil {
+		t.Errorf("stopped timing: %d kernels, %v", len(ks), err)
+	}
+	start := time.Now()
+	if _, err := engine.TimeOps(0, 2, []engine.OpCopies{{Op: ops[0], Copies: 1}}, 1000000, time.Millisecond); err != nil || time.Since(start) > 5*time.Second {
+		t.Errorf("a million runs within a 1 ms budget took %s: %v", time.Since(start), err)
+	}
 }
