@@ -344,6 +344,7 @@ func TestProbe(t *testing.T) {
 		var p struct {
 			Class  string
 			BWGBs  float64 `json:"bw_gbs"`
+			ReadBW float64 `json:"read_bw_gbs"`
 			MatMul map[string]struct {
 				GEMM float64 `json:"gemm_gflops"`
 				GEMV float64 `json:"gemv_gflops"`
@@ -352,7 +353,7 @@ func TestProbe(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || !strings.HasPrefix(p.Class, "cpu-") {
 			t.Fatalf("probe output: %v %s", err, r.stdout)
 		}
-		if p.BWGBs <= 0 || p.MatMul["f16"].GEMM <= 0 || p.MatMul["f16"].GEMV <= 0 {
+		if p.BWGBs <= 0 || p.ReadBW <= 0 || p.MatMul["f16"].GEMM <= 0 || p.MatMul["f16"].GEMV <= 0 {
 			t.Fatalf("probe figures not positive: %+v", p)
 		}
 		bw, gemm = append(bw, p.BWGBs), append(gemm, p.MatMul["f16"].GEMM)
@@ -371,6 +372,11 @@ func TestProbe(t *testing.T) {
 		a, _ := rec["roofline"].(map[string]any)
 		if a == nil || a["ceiling_ts"].(float64) <= 0 || a["peak_source"] != "probe" || a["verdict"] == "" {
 			t.Errorf("%v: roofline %v", rec["test"], rec["roofline"])
+			continue
+		}
+		// With the probe's peaks, the step has all three levels.
+		if d, _ := a["decomposition"].(map[string]any); d == nil || d["hardware_ms"].(float64) <= 0 || d["kernel_ms"].(float64) <= 0 {
+			t.Errorf("%v: decomposition %v", rec["test"], a["decomposition"])
 		}
 	}
 }
