@@ -12,7 +12,7 @@ func (r *Record) Device() roofline.Device {
 // RooflineInputs describe the record's test to the roofline.
 func (r *Record) RooflineInputs() roofline.Inputs {
 	in := roofline.Inputs{
-		Prompt: r.IsPrompt(), Tokens: max(r.NPrompt, r.NGen), Depth: r.NDepth, Parallel: r.NParallel, UBatch: r.NUBatch,
+		Prompt: r.IsPrompt(), Tokens: max(r.NPrompt, r.NGen), Depth: r.NDepth, Parallel: r.NParallel, UBatch: r.ubatch(),
 		WeightsBytes: float64(r.WeightsStepBytes), KVBytesPerToken: float64(r.KVBytesPerToken), Params: float64(r.FlopParams),
 		NLayer: r.ModelNLayer, NEmbd: r.ModelNEmbd, MeasuredTs: r.AvgTs, Throttled: r.Throttled,
 	}
@@ -32,8 +32,17 @@ func (r *Record) steps() int {
 		return max(r.NGen, 1)
 	}
 	total := max(r.NParallel, 1) * r.NPrompt
-	per := max(min(r.NUBatch, r.NBatch, total), 1)
+	per := max(min(r.ubatch(), total), 1)
 	return (total + per - 1) / per
+}
+
+// ubatch is the tokens llama.cpp computes at once: the physical batch,
+// within the logical one.
+func (r *Record) ubatch() int {
+	if r.NBatch > 0 {
+		return min(r.NUBatch, r.NBatch)
+	}
+	return r.NUBatch
 }
 
 // Annotate sets the roofline of every measured record (SetRoofline).

@@ -66,3 +66,14 @@ func TestVerdictsFromTheDecomposition(t *testing.T) {
 		t.Errorf("throttled: %s", v)
 	}
 }
+
+// A prompt shorter than the ubatch is one step of its own length: the
+// split's rates are the measured one's.
+func TestShortPromptIsOneStep(t *testing.T) {
+	in := Inputs{Prompt: true, Tokens: 128, Parallel: 1, UBatch: 512, WeightsBytes: 1e8, Params: 1e8, NLayer: 2, NEmbd: 64,
+		MeasuredTs: 128 / 0.2, Kernels: kernels(150), StepMs: 200}
+	a := Analyze(in, unit)
+	if !near(a.Decomp.StepTs, 640) || !near(a.Decomp.KernelTs, 128/0.15) {
+		t.Errorf("step %.1f t/s, kernels %.1f t/s; want 640 and %.1f", a.Decomp.StepTs, a.Decomp.KernelTs, 128/0.15)
+	}
+}

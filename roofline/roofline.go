@@ -111,7 +111,9 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 	// prefilling; either way it reads the weights and the KV caches once.
 	tokensPerStep := B
 	if in.Prompt {
-		tokensPerStep = float64(max(in.UBatch, 1))
+		// One ubatch of all the sequences' prompt tokens, or all of them
+		// when they are fewer.
+		tokensPerStep = float64(max(min(in.UBatch, in.Tokens*max(in.Parallel, 1)), 1))
 	}
 	a.BytesPerStep = in.WeightsBytes + B*in.KVBytesPerToken*ctx
 	a.FlopsPerStep = tokensPerStep * flopsPerToken
