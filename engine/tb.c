@@ -1,4 +1,5 @@
 #include "tb.h"
+#include "profile.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -164,9 +165,12 @@ int tb_step(tb_ctx *c, int32_t n_seq, int32_t pos, struct llama_sampler **sample
         }
     }
     if (c->step_delay_ns > 0) {
-        // A slow decode loop, on purpose (tests of the decomposition).
-        struct timespec d = {c->step_delay_ns / 1000000000, c->step_delay_ns % 1000000000};
-        nanosleep(&d, NULL);
+        // A slow decode loop, on purpose (tests of the decomposition):
+        // work on the CPU until the delay has passed, as exact as the
+        // clock (a sleep can overshoot by a scheduler tick).
+        int64_t end = tb_now_ns() + c->step_delay_ns;
+        while (tb_now_ns() < end) {
+        }
     }
     return 0;
 }
