@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/tokbench/tokbench/engine"
@@ -10,13 +12,15 @@ import (
 
 // checkModel loads a model once in a child process before this one hands
 // it to llama.cpp, so that a file llama.cpp aborts on is one clear error.
-// The check runs on the CPU alone: global flags need not follow it.
+// The check runs on the CPU alone, so the child loads no GPU backend (a
+// backend folder with none in it): starting CUDA there would cost seconds
+// and check nothing more.
 func checkModel(c *cli.Context, path string) error {
 	// The validator's error, without a child to start.
 	if _, _, err := gguf.Inspect(path); err != nil {
 		return err
 	}
-	self, err := isolate.Self()
+	self, err := isolate.Self("--backend-dir", os.DevNull)
 	if err != nil {
 		return err
 	}
