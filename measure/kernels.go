@@ -48,11 +48,13 @@ func StepShape(f *gguf.File, h gguf.Hparams, typeK, typeV string, flash bool) ro
 }
 
 // KernelTimer times a step's ops alone on one device, each op once per
-// device, thread count and shape: the results are kept in Dir (the cache
-// folder; "" for none), so that a sweep's depths re-time only attention.
+// build, device, thread count and shape: the results are kept in Dir (the
+// cache folder; "" for none), so that a sweep's depths re-time only
+// attention.
 type KernelTimer struct {
 	Dir     string
 	Class   string // the hardware class
+	Build   string // what ran the kernels: a new llama.cpp or CPU build times them again
 	Device  gpu.Device
 	Threads int
 	// Stop, if set, ends the timing between two ops (Ctrl-C, a sweep's
@@ -86,9 +88,10 @@ func (kt KernelTimer) Time(ops []roofline.Op) ([]roofline.KernelTime, error) {
 func (kt KernelTimer) one(op roofline.Op) (float64, error) {
 	key, _ := json.Marshal(struct {
 		Op      roofline.Op
+		Build   string
 		Device  string
 		Threads int
-	}{op, kt.Device.Description, kt.Threads})
+	}{op, kt.Build, kt.Device.Description, kt.Threads})
 	sum := sha256.Sum256(key)
 	path := filepath.Join(kt.Dir, "kernels", kt.Class, hex.EncodeToString(sum[:12])+".json")
 	var ms float64
@@ -155,7 +158,7 @@ func (e *Executor) kernelsFor(p point.Point, flash bool, stop func() bool) ([]ro
 	}
 	tokens, ctx, outputs, _ := Step(p)
 	ops := roofline.StepOps(StepShape(f, h, p.TypeK, p.TypeV, flash), tokens, ctx, outputs)
-	kt := KernelTimer{Dir: e.Env.CacheDir, Class: e.Env.Device(p).Class, Device: dev, Threads: p.Threads, Stop: stop}
+	kt := KernelTimer{Dir: e.Env.CacheDir, Class: e.Env.Device(p).Class, Build: e.Env.build(), Device: dev, Threads: p.Threads, Stop: stop}
 	return kt.Time(ops)
 }
 
@@ -177,4 +180,10 @@ func (env Env) workingDevice(p point.Point) (gpu.Device, bool) {
 		return cpu[0], true
 	}
 	return gpu.Device{}, false
+}
+
+// build names the software that ran the kernels: tokbench, llama.cpp and
+// the CPU features it was compiled for.
+func (env Env) build() string {
+	return fmt.Sprintf("tokbench %s, llama.cpp %s (ollama %s), %s", env.Version, engine.LlamaCommit, engine.OllamaVersion, env.CPUFeatures)
 }
