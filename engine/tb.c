@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -177,17 +176,14 @@ int tb_step(tb_ctx *c, int32_t n_seq, int32_t pos, struct llama_sampler **sample
 
 int tb_generate(tb_ctx *c, int32_t n_seq, int32_t pos0, int32_t n, struct llama_sampler **samplers, int32_t *tokens,
                 int64_t *ends_ns, int32_t *done) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    ends_ns[0] = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+    ends_ns[0] = tb_now_ns();
     for (int32_t i = 0; i < n; i++) {
         int rc = tb_step(c, n_seq, pos0 + i, samplers, tokens);
         if (rc != 0) {
             *done = i;
             return rc;
         }
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        ends_ns[i + 1] = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+        ends_ns[i + 1] = tb_now_ns();
     }
     *done = n;
     return 0;

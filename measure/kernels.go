@@ -31,9 +31,8 @@ func Step(p point.Point) (tokens, ctx, outputs, steps int64) {
 	if p.NGen > 0 {
 		return B, int64(p.NDepth) + int64(p.NGen)/2, B, int64(p.NGen)
 	}
-	total := B * int64(p.NPrompt)
-	tokens = min(int64(p.UBatch()), total)
-	steps = (total + tokens - 1) / tokens
+	t, n := point.PrefillChunks(p.Parallel, p.NPrompt, p.UBatch())
+	tokens, steps = int64(t), int64(n)
 	return tokens, int64(p.NDepth) + int64(p.NPrompt)/2, max(B/steps, 1), steps
 }
 

@@ -226,6 +226,15 @@ func (p Point) NCtx() int { return p.Parallel * p.PerSeqCtx() }
 // UBatch is the physical batch actually used (llama.cpp caps it at n_batch).
 func (p Point) UBatch() int { return min(p.NUBatch, p.NBatch) }
 
+// PrefillChunks is how a prefill of nPrompt tokens for each of parallel
+// sequences (batched together) is computed: in chunks of tokens (the
+// ubatch, or all of them when fewer), chunks of them.
+func PrefillChunks(parallel, nPrompt, ubatch int) (tokens, chunks int) {
+	total := max(parallel, 1) * nPrompt
+	tokens = max(min(ubatch, total), 1)
+	return tokens, (total + tokens - 1) / tokens
+}
+
 // IsPrompt says whether a one-test point is a pp (prefill) test.
 func (p Point) IsPrompt() bool { return p.NGen == 0 }
 

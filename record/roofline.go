@@ -1,6 +1,7 @@
 package record
 
 import (
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/roofline"
 )
 
@@ -31,9 +32,8 @@ func (r *Record) steps() int {
 	if !r.IsPrompt() {
 		return max(r.NGen, 1)
 	}
-	total := max(r.NParallel, 1) * r.NPrompt
-	per := max(min(r.ubatch(), total), 1)
-	return (total + per - 1) / per
+	_, n := point.PrefillChunks(r.NParallel, r.NPrompt, r.ubatch())
+	return n
 }
 
 // ubatch is the tokens llama.cpp computes at once: the physical batch,

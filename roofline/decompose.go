@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -89,7 +90,7 @@ func decompose(ks []KernelTime, stepMs, tokensPerStep float64, pk Peaks) *Decomp
 		ms, _ := hw(k)
 		d.HardwareMs += ms
 	}
-	top := slices.MaxFunc(ks, func(a, b KernelTime) int { return cmpFloat(a.Ms, b.Ms) })
+	top := slices.MaxFunc(ks, func(a, b KernelTime) int { return cmp.Compare(a.Ms, b.Ms) })
 	d.Top, d.TopShare = top.Name, top.Ms/stepMs
 	if ms, bound := hw(top); ms > 0 && top.Ms > 0 {
 		d.TopPeak, d.TopBound = ms/top.Ms, bound
@@ -113,16 +114,6 @@ func decompose(ks []KernelTime, stepMs, tokensPerStep float64, pk Peaks) *Decomp
 		d.Unvouched = fmt.Sprintf("the kernels alone took %.0f%% of the measured step: timed in isolation they ran slower than in the step, so the split is not vouched for", 100*d.KernelShare)
 	}
 	return d
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // verdictOf says what limits a decomposed step, with its numbers.

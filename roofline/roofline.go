@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/point"
 )
 
 // Peaks are a device's ceilings.
@@ -111,9 +112,8 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 	// prefilling; either way it reads the weights and the KV caches once.
 	tokensPerStep := B
 	if in.Prompt {
-		// One ubatch of all the sequences' prompt tokens, or all of them
-		// when they are fewer.
-		tokensPerStep = float64(max(min(in.UBatch, in.Tokens*max(in.Parallel, 1)), 1))
+		t, _ := point.PrefillChunks(in.Parallel, in.Tokens, in.UBatch)
+		tokensPerStep = float64(t)
 	}
 	a.BytesPerStep = in.WeightsBytes + B*in.KVBytesPerToken*ctx
 	a.FlopsPerStep = tokensPerStep * flopsPerToken
