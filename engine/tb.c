@@ -112,15 +112,6 @@ void tb_ctx_set_deadline(tb_ctx *c, int64_t deadline_us) {
     __atomic_store_n(&c->deadline_us, deadline_us, __ATOMIC_RELAXED);
 }
 
-static inline void tb_put(struct llama_batch *b, llama_token tok, llama_pos pos, llama_seq_id seq, bool logits) {
-    int i = b->n_tokens++;
-    b->token[i] = tok;
-    b->pos[i] = pos;
-    b->n_seq_id[i] = 1;
-    b->seq_id[i][0] = seq;
-    b->logits[i] = logits;
-}
-
 int tb_prefill(tb_ctx *c, int32_t n_seq, int32_t n_tokens, int32_t pos0, int32_t n_batch, int32_t bos) {
     if (n_batch > c->n_batch_alloc) n_batch = c->n_batch_alloc;
     struct llama_batch *b = &c->batch;

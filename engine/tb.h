@@ -40,6 +40,16 @@ typedef struct tb_ctx {
     int64_t step_delay_ns; // extra time per decode step (tests), 0 = none
 } tb_ctx;
 
+// tb_put appends one token to a batch.
+static inline void tb_put(struct llama_batch *b, llama_token tok, llama_pos pos, llama_seq_id seq, bool logits) {
+    int i = b->n_tokens++;
+    b->token[i] = tok;
+    b->pos[i] = pos;
+    b->n_seq_id[i] = 1;
+    b->seq_id[i][0] = seq;
+    b->logits[i] = logits;
+}
+
 tb_ctx *tb_ctx_new(struct llama_model *model, struct llama_context_params params, uint64_t seed);
 void tb_ctx_free(tb_ctx *c);
 void tb_ctx_cancel(tb_ctx *c);

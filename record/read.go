@@ -24,6 +24,9 @@ func Read(path string) (recs []Record, intact int64, torn bool, err error) {
 		return recs, int64(len(data)), false, err
 	}
 	intact, torn, err = Lines(path, "a JSON record", func(n int, line []byte) error {
+		if isQuality(line) {
+			return nil // read by ReadQuality
+		}
 		var r Record
 		if err := json.Unmarshal(line, &r); err != nil {
 			return fmt.Errorf("%s line %d is not a tokbench record: %v", path, n, err)

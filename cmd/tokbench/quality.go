@@ -1,0 +1,176 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/quality"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/report"
+	"github.com/tokbench/tokbench/sweep"
+)
+
+func qualityCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "quality",
+		Usage: "what quantizing cost: each model's KL divergence, top-token agreement and perplexity against the base, on the same tokens",
+		UsageText: "tokbench quality -m BASE.gguf -m Q4_K_M.gguf [-m ...] [--text FILE] [--tokens 4096] [--ctx 512] [--out results.jsonl]\n" +
+			"   tokbench quality --quantize-from BASE.gguf --types q8_0,q4_k_m [...]",
+		Flags:  qualityFlags(false),
+		Action: doQuality,
+	}
+}
+
+// qualityFlags are quality's settings; in a sweep (prefixed) they are
+// named quality-text, quality-tokens, ...
+func qualityFlags(inSweep bool) []cli.Flag {
+	name := func(n string) string {
+		if inSweep {
+			return "quality-" + n
+		}
+		return n
+	}
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: name("text"), Usage: "text to evaluate on, tokenized with the model's vocabulary (default: tokbench's own README, built in; random tokens for synthetic models)"},
+		&cli.IntFlag{Name: name("tokens"), Value: measure.DefaultQualityTokens, Usage: "evaluate at most this many tokens (whole chunks)"},
+		&cli.IntFlag{Name: name("ctx"), Value: measure.DefaultQualityCtx, Usage: "chunk size: each chunk's second half is scored"},
+		&cli.IntFlag{Name: name("top-k"), Value: measure.DefaultQualityTopK, Usage: "base tokens the cache keeps per scored token, at most (the rest as one tail)"},
+		&cli.Float64Flag{Name: name("cache-tail"), Value: quality.DefaultTail, Usage: "base probability a cached position may leave in its tail (0: keep up to --top-k tokens)"},
+	}
+	if inSweep {
+		return append([]cli.Flag{&cli.BoolFlag{Name: "quality", Usage: "also evaluate quality: each model against --quantize-from's source (or the first model)"}}, flags...)
+	}
+	return append(flags,
+		&cli.StringSliceFlag{Name: "model", Aliases: []string{"m"}, Usage: "model file; the first is the base, repeat for each model"},
+		&cli.StringFlag{Name: "quantize-from", Usage: "the base: an F16/BF16/F32 model, quantized to each of --types (cached)"},
+		&cli.StringFlag{Name: "types", Usage: "quantizations of --quantize-from, comma-separated"},
+		&cli.StringFlag{Name: "model-ids", Hidden: true, Usage: "names of the -m models, comma-separated (sweep --quality)"},
+		&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Value: gpu.ReadHost().Cores, Usage: "CPU threads"},
+		&cli.IntFlag{Name: "n-gpu-layers", Aliases: []string{"ngl"}, Value: -1, Usage: "layers to offload to the GPU (-1: all)"},
+		&cli.Uint64Flag{Name: "seed", Value: 42, Usage: "seed of the random tokens of synthetic models"},
+		&cli.StringFlag{Name: "out", Usage: "append the quality blocks to this results file (JSONL, a sweep's file too)"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: " + strings.Join(report.QualityFormats, ", ")},
+	)
+}
+
+// qualityOptions reads the settings (prefix "quality-" in a sweep).
+func qualityOptions(c *cli.Context, prefix, cacheDir string) (measure.QualityOptions, error) {
+	o := measure.QualityOptions{Text: c.String(prefix + "text"), Tokens: c.Int(prefix + "tokens"), Ctx: c.Int(prefix + "ctx"),
+		TopK: c.Int(prefix + "top-k"), Tail: c.Float64(prefix + "cache-tail"), Threads: c.Int("threads"), NGPULayers: c.Int("n-gpu-layers"), Seed: c.Uint64("seed"), CacheDir: cacheDir}
+	if o.Tokens > point.MaxTokens {
+		return o, usagef("--%stokens %d: at most %d", prefix, o.Tokens, point.MaxTokens)
+	}
+	if o.Threads < 1 {
+		return o, usagef("--threads %d: must be positive", o.Threads)
+	}
+	return o, nil
+}
+
+func doQuality(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("unexpected argument %q: give models with -m, once each", c.Args().First())
+	}
+	format := c.String("output")
+	if err := checkFormat(format, report.QualityFormats); err != nil {
+		return err
+	}
+	dir, err := measure.CacheDir()
+	if err != nil {
+		return err
+	}
+	o, err := qualityOptions(c, "", dir)
+	if err != nil {
+		return err
+	}
+	models, err := qualityModels(c, dir)
+	if err != nil {
+		return err
+	}
+	for _, m := range models {
+		if err := checkModel(c, m.Path); err != nil {
+			return err
+		}
+	}
+	var out *record.Writer
+	if path := c.String("out"); path != "" {
+		if out, err = record.Create(path); err != nil {
+			return err
+		}
+		defer out.Close()
+	}
+	o.Progress = qualityProgress(os.Stderr)
+	var blocks []record.Quality
+	err = measure.Quality(c.Context, models, o, measure.DescribeEnv(version), func(q record.Quality) error {
+		blocks = append(blocks, q)
+		fmt.Fprintf(os.Stderr, "\r%-60s\r%s: KLD %.6f, top-1 %.2f%%\n", "", q.ModelID, q.Figures.KLD.Mean, q.Figures.Top1Pct)
+		if out != nil {
+			return out.Append(q)
+		}
+		return nil
+	})
+	// What was evaluated is printed even when a later model failed.
+	if len(blocks) > 0 {
+		if werr := report.WriteQuality(os.Stdout, format, blocks); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// qualityModels are the models to evaluate, the base first: -m files (named
+// by --model-ids when a sweep starts the command), or --quantize-from's
+// source and its quantizations.
+func qualityModels(c *cli.Context, cacheDir string) ([]measure.QualityModel, error) {
+	paths := c.StringSlice("model")
+	if src := c.String("quantize-from"); src != "" {
+		if len(paths) > 0 {
+			return nil, usagef("give either -m models or --quantize-from with --types, not both")
+		}
+		if c.String("types") == "" {
+			return nil, usagef("--quantize-from needs --types: the quantizations to compare with it")
+		}
+		s := &sweep.Spec{QuantizeFrom: src}
+		s.Types.Values = splitList(c.String("types"))
+		refs, err := sweep.Models(s, cacheDir, os.Stderr, func(path string) error { return checkModel(c, path) })
+		if err != nil {
+			return nil, err
+		}
+		models := []measure.QualityModel{{ID: src, Path: src}}
+		for _, r := range refs {
+			models = append(models, measure.QualityModel{ID: r.ID, Path: r.Path})
+		}
+		return models, nil
+	}
+	if len(paths) == 0 {
+		return nil, usagef("no models: give the base first and then the models to compare (-m BASE.gguf -m Q4_K_M.gguf), or --quantize-from BASE.gguf --types q4_k_m")
+	}
+	ids := splitList(c.String("model-ids"))
+	if len(ids) > 0 && len(ids) != len(paths) {
+		return nil, usagef("--model-ids names %d models but -m gives %d", len(ids), len(paths))
+	}
+	var models []measure.QualityModel
+	for i, p := range paths {
+		id := p
+		if len(ids) > 0 {
+			id = ids[i]
+		}
+		models = append(models, measure.QualityModel{ID: id, Path: p})
+	}
+	return models, nil
+}
+
+// qualityProgress prints each chunk's progress on one line of w.
+func qualityProgress(w io.Writer) func(model string, done, total int, eta time.Duration) {
+	return func(model string, done, total int, eta time.Duration) {
+		fmt.Fprintf(w, "\rquality %s: chunk %d/%d, %s left  ", cmp.Or(model, "?"), done, total, eta.Round(time.Second))
+	}
+}

@@ -1,0 +1,107 @@
+package record
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/tokbench/tokbench/quality"
+)
+
+// QualityKind marks a quality line in a results file.
+const QualityKind = "quality"
+
+// Quality is one model's quality block: its output against a base model's
+// over the same tokens (tokbench quality, sweep --quality). It lives in
+// the same results file as the model's speed records, joined to them by
+// the model's content (ModelSHA256), and is skipped by everything that
+// reads speed.
+type Quality struct {
+	Kind    string `json:"kind"` // QualityKind
+	ModelID string `json:"model_id"`
+	Model
+	// BitsPerWeight is the file's weight bytes x 8 over its parameters.
+	BitsPerWeight float64 `json:"bpw"`
+	IsBase        bool    `json:"is_base,omitempty"`
+	BaseFile      string  `json:"base_filename"`
+	BaseSHA256    string  `json:"base_sha256"`
+	BaseFileType  string  `json:"base_file_type"`
+	// Text is what was evaluated: a file, the built-in text, or a seeded
+	// random token stream (synthetic models).
+	Text      string          `json:"text"`
+	Ctx       int             `json:"ctx"`
+	Chunks    int             `json:"chunks"`
+	TopK      int             `json:"cache_top_k"` // base tokens the cache keeps per row
+	Synthetic bool            `json:"synthetic"`
+	Figures   quality.Figures `json:"quality"`
+	// Note says what the figures cannot vouch for (perplexity of a
+	// synthetic model, a KLD that is a lower bound).
+	Note        string    `json:"note,omitempty"`
+	Seconds     float64   `json:"seconds"`      // the evaluation's wall time
+	DecodeShare float64   `json:"decode_share"` // of it inside llama_decode
+	NGPULayers  int       `json:"n_gpu_layers"`
+	NThreads    int       `json:"n_threads"`
+	TestTime    time.Time `json:"test_time"`
+	Build
+}
+
+// isQuality says whether a results line is a quality block.
+func isQuality(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"quality"`)) {
+		return false
+	}
+	var k struct {
+		Kind string `json:"kind"`
+	}
+	return json.Unmarshal(line, &k) == nil && k.Kind == QualityKind
+}
+
+// ReadQuality reads the quality blocks of a results file (none from a
+// llama-bench JSON array). A torn last line is ignored, as by Read.
+func ReadQuality(path string) ([]Quality, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 0 && data[0] == '[' {
+		return nil, nil
+	}
+	var out []Quality
+	_, _, err = Lines(path, "a JSON record", func(n int, line []byte) error {
+		if !isQuality(line) {
+			return nil
+		}
+		var q Quality
+		if err := json.Unmarshal(line, &q); err != nil {
+			return fmt.Errorf("%s line %d is not a quality block: %v", path, n, err)
+		}
+		out = append(out, q)
+		return nil
+	})
+	return out, err
+}
+
+// Latest keeps the last block of each model for each evaluation (the same
+// base, text, chunks and cache): an evaluation run again replaces the
+// earlier one, in the order of the file.
+func Latest(blocks []Quality) []Quality {
+	type key struct {
+		model, base, text string
+		ctx, chunks, k    int
+	}
+	at := map[key]int{}
+	var out []Quality
+	for _, q := range blocks {
+		k := key{cmp.Or(q.ModelSHA256, q.ModelFile), q.BaseSHA256, q.Text, q.Ctx, q.Chunks, q.TopK}
+		if i, ok := at[k]; ok {
+			out[i] = q
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, q)
+	}
+	return out
+}
