@@ -175,7 +175,7 @@ func Quality(ctx context.Context, models []QualityModel, o QualityOptions, env E
 	cachePath := key.Path(o.CacheDir)
 	ev := &evaluator{o: o, chunks: chunks, key: key, cachePath: cachePath, start: time.Now(), total: len(chunks) * len(models)}
 	common := record.Quality{Kind: record.QualityKind, BaseFile: models[0].Path, BaseSHA256: baseSum, Text: textName,
-		Ctx: o.Ctx, Chunks: len(chunks), TopK: o.TopK, Synthetic: pl.synthetic, NThreads: o.Threads}
+		Ctx: o.Ctx, Chunks: len(chunks), TopK: o.TopK, CacheTail: o.Tail, Synthetic: pl.synthetic, NThreads: o.Threads}
 	common.BuildCommit, common.OllamaVersion, common.Tool = engine.LlamaCommit, engine.OllamaVersion, "tokbench "+env.Version
 	for i, m := range models {
 		q := common
@@ -364,10 +364,10 @@ func qualityNote(q *record.Quality) string {
 		notes = append(notes, q.Note)
 	}
 	if q.Synthetic {
-		notes = append(notes, "synthetic model: perplexity means nothing (random weights, random tokens); KLD measures only the numerical error of the quantization")
+		notes = append(notes, "synthetic model: perplexity means nothing (random weights, random tokens), and KLD measures only the numerical error of the quantization")
 	}
 	if q.Figures.Bounded() {
-		notes = append(notes, fmt.Sprintf("KLD is a lower bound, by about %.0f%% of itself: the cache leaves %.1f%% of the base's probability outside its top %d tokens; raise --top-k", 100*q.Figures.TailMass, 100*q.Figures.TailMass, q.TopK))
+		notes = append(notes, fmt.Sprintf("KLD is a lower bound, by about %.0f%% of itself: the cache leaves %.1f%% of the base's probability outside its top %d tokens (raise --top-k)", 100*q.Figures.TailMass, 100*q.Figures.TailMass, q.TopK))
 	}
 	return strings.Join(notes, "; ")
 }

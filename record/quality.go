@@ -34,11 +34,12 @@ type Quality struct {
 	Text      string          `json:"text"`
 	Ctx       int             `json:"ctx"`
 	Chunks    int             `json:"chunks"`
-	TopK      int             `json:"cache_top_k"` // base tokens the cache keeps per row
+	TopK      int             `json:"cache_top_k"` // base tokens the cache keeps per row, at most
+	CacheTail float64         `json:"cache_tail"`  // base probability a cached row may leave out
 	Synthetic bool            `json:"synthetic"`
 	Figures   quality.Figures `json:"quality"`
 	// Note says what the figures cannot vouch for (perplexity of a
-	// synthetic model, a KLD that is a lower bound).
+	// synthetic model, a KLD that is a lower bound), notes joined by "; ".
 	Note        string    `json:"note,omitempty"`
 	Seconds     float64   `json:"seconds"`      // the evaluation's wall time
 	DecodeShare float64   `json:"decode_share"` // of it inside llama_decode
@@ -91,11 +92,12 @@ func Latest(blocks []Quality) []Quality {
 	type key struct {
 		model, base, text string
 		ctx, chunks, k    int
+		tail              float64
 	}
 	at := map[key]int{}
 	var out []Quality
 	for _, q := range blocks {
-		k := key{cmp.Or(q.ModelSHA256, q.ModelFile), q.BaseSHA256, q.Text, q.Ctx, q.Chunks, q.TopK}
+		k := key{cmp.Or(q.ModelSHA256, q.ModelFile), q.BaseSHA256, q.Text, q.Ctx, q.Chunks, q.TopK, q.CacheTail}
 		if i, ok := at[k]; ok {
 			out[i] = q
 			continue

@@ -181,6 +181,10 @@ func ppl(q *record.Quality) string {
 	return fmt.Sprintf("%.3f", q.Figures.PPL)
 }
 
+// WriteTradeoffs writes models' speed beside their quality (aligned, or
+// Markdown), with the Pareto front of tg t/s against mean KLD.
+func WriteTradeoffs(w io.Writer, md bool, ts []Tradeoff) error { return tradeoffTable(w, md, ts, true) }
+
 // tradeoffTable writes the table (aligned, or Markdown), then the notes:
 // what was evaluated, and what the figures cannot vouch for.
 func tradeoffTable(w io.Writer, md bool, ts []Tradeoff, withSpeed bool) error {
@@ -229,12 +233,28 @@ func qualityNotes(w io.Writer, ts []Tradeoff) error {
 		return nil
 	}
 	q := ts[0].Q
-	_, err := fmt.Fprintf(w, "\nquality against %s (%s): %s, %d chunks of %d tokens (second halves scored), base cached as its top %d tokens per position; ± is one standard error\n",
-		q.BaseFile, q.BaseFileType, q.Text, q.Chunks, q.Ctx, q.TopK)
+	_, err := fmt.Fprintf(w, "\nquality against %s (%s): %s, %d chunks of %d tokens (second halves scored); the base cached as its most probable tokens at each position (up to %d, leaving out at most %g of the probability); ± is one standard error\n",
+		q.BaseFile, q.BaseFileType, q.Text, q.Chunks, q.Ctx, q.TopK, q.CacheTail)
+	// Each note once, with the models it is about.
+	var notes []string
+	who := map[string][]string{}
 	for _, t := range ts {
-		if t.Q.Note != "" {
-			fmt.Fprintf(w, "%s: %s\n", cmp.Or(t.Q.ModelID, t.Q.ModelFile), t.Q.Note)
+		for _, n := range strings.Split(t.Q.Note, "; ") {
+			if n == "" {
+				continue
+			}
+			if who[n] == nil {
+				notes = append(notes, n)
+			}
+			who[n] = append(who[n], cmp.Or(t.Q.ModelID, t.Q.ModelFile))
 		}
+	}
+	for _, n := range notes {
+		models := strings.Join(who[n], ", ")
+		if len(who[n]) == len(ts) && len(ts) > 1 {
+			models = "all"
+		}
+		fmt.Fprintf(w, "note (%s): %s\n", models, n)
 	}
 	return err
 }

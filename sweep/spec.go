@@ -132,6 +132,9 @@ type Spec struct {
 	Timeout      Duration `yaml:"timeout"`
 	Seed         uint64   `yaml:"seed"`
 	Filter       StrAxis  `yaml:"filter"`
+	// Quality, when set, also evaluates each model's quality against its
+	// family's base after the speed points (QualityGroups).
+	Quality *QualitySpec `yaml:"quality"`
 }
 
 // DefaultSpec has llama-bench's defaults.
@@ -198,7 +201,7 @@ func keyAtLine(data []byte, n string) string {
 func specKeys() []string {
 	return []string{"models", "synth", "quantize_from", "types", "n_prompt", "n_gen", "n_depth", "parallel", "n_batch", "n_ubatch",
 		"threads", "n_gpu_layers", "flash_attn", "cache_type_k", "cache_type_v", "sampling", "split_mode", "main_gpu", "mmap",
-		"repetitions", "target_ci", "max_reps", "drop_outliers", "warmup", "timeout", "seed", "filter"}
+		"repetitions", "target_ci", "max_reps", "drop_outliers", "warmup", "kernels", "timeout", "seed", "filter", "quality"}
 }
 
 // Validate checks every axis and value, naming the key at fault.
@@ -278,6 +281,9 @@ func (s *Spec) Validate() error {
 		if _, err := ParseFilter(f); err != nil {
 			return fmt.Errorf("filter: %v", err)
 		}
+	}
+	if s.Quality != nil {
+		return s.Quality.validate()
 	}
 	return nil
 }
@@ -376,16 +382,16 @@ func expand[T any](grid []point.Point, vals []T, set func(*point.Point, T)) []po
 }
 
 // Grid finds or makes the spec's models (Models; log says what is made)
-// and returns its points with how many the filters dropped; a grid the
+// and returns them and its points with how many the filters dropped; a grid the
 // filters emptied is the user's error.
-func (s *Spec) Grid(cacheDir string, log io.Writer, check func(path string) error) ([]point.Point, int, error) {
+func (s *Spec) Grid(cacheDir string, log io.Writer, check func(path string) error) ([]ModelRef, []point.Point, int, error) {
 	models, err := Models(s, cacheDir, log, check)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	points, dropped, err := s.Points(models)
 	if err == nil && len(points) == 0 {
 		err = point.Inputf("the filters dropped all %d points", dropped)
 	}
-	return points, dropped, err
+	return models, points, dropped, err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/isolate"
 	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/quality"
@@ -107,11 +109,11 @@ func doQuality(c *cli.Context) error {
 		}
 		defer out.Close()
 	}
-	o.Progress = qualityProgress(os.Stderr)
+	o.Progress = qualityProgress(os.Stderr, isTerminal(os.Stderr))
 	var blocks []record.Quality
 	err = measure.Quality(c.Context, models, o, measure.DescribeEnv(version), func(q record.Quality) error {
 		blocks = append(blocks, q)
-		fmt.Fprintf(os.Stderr, "\r%-60s\r%s: KLD %.6f, top-1 %.2f%%\n", "", q.ModelID, q.Figures.KLD.Mean, q.Figures.Top1Pct)
+		fmt.Fprintf(os.Stderr, "%s: KLD %.6f, top-1 %.2f%% in %.1fs\n", q.ModelID, q.Figures.KLD.Mean, q.Figures.Top1Pct, q.Seconds)
 		if out != nil {
 			return out.Append(q)
 		}
@@ -168,9 +170,111 @@ func qualityModels(c *cli.Context, cacheDir string) ([]measure.QualityModel, err
 	return models, nil
 }
 
-// qualityProgress prints each chunk's progress on one line of w.
-func qualityProgress(w io.Writer) func(model string, done, total int, eta time.Duration) {
+// qualityProgress prints each chunk's progress: on a terminal over one
+// line (cleared when a model is done), elsewhere a line each.
+func qualityProgress(w io.Writer, tty bool) func(model string, done, total int, eta time.Duration) {
 	return func(model string, done, total int, eta time.Duration) {
-		fmt.Fprintf(w, "\rquality %s: chunk %d/%d, %s left  ", cmp.Or(model, "?"), done, total, eta.Round(time.Second))
+		line := fmt.Sprintf("quality %s: chunk %d/%d, about %s left", cmp.Or(model, "?"), done, total, eta.Round(time.Second))
+		switch {
+		case !tty:
+			fmt.Fprintln(w, line)
+		case done == total:
+			fmt.Fprintf(w, "\r%*s\r", len(line), "")
+		default:
+			fmt.Fprintf(w, "\r%s", line)
+		}
 	}
+}
+
+// qualityFromFlags sets the spec's quality from --quality and the
+// --quality-* flags (any of which asks for it).
+func qualityFromFlags(c *cli.Context, s *sweep.Spec) {
+	names := []string{"text", "tokens", "ctx", "top-k", "cache-tail"}
+	asked := c.Bool("quality")
+	for _, n := range names {
+		asked = asked || c.IsSet("quality-"+n)
+	}
+	if !asked {
+		return
+	}
+	if s.Quality == nil {
+		s.Quality = sweep.DefaultQuality()
+	}
+	q := s.Quality
+	if c.IsSet("quality-text") {
+		q.Text = c.String("quality-text")
+	}
+	if c.IsSet("quality-tokens") {
+		q.Tokens = c.Int("quality-tokens")
+	}
+	if c.IsSet("quality-ctx") {
+		q.Ctx = c.Int("quality-ctx")
+	}
+	if c.IsSet("quality-top-k") {
+		q.TopK = c.Int("quality-top-k")
+	}
+	if c.IsSet("quality-cache-tail") {
+		q.CacheTail = c.Float64("quality-cache-tail")
+	}
+}
+
+// sweepQuality runs a sweep's quality evaluations, each in a child
+// process appending to the results file, skipping those it already holds.
+func sweepQuality(c *cli.Context, s *sweep.Spec, models []sweep.ModelRef) error {
+	have, err := record.ReadQuality(c.String("out"))
+	if err != nil {
+		return err
+	}
+	var args []string
+	for _, d := range c.StringSlice("backend-dir") {
+		args = append(args, "--backend-dir", d)
+	}
+	self, err := isolate.Self(args...)
+	if err != nil {
+		return err
+	}
+	run := sweep.QualityRun{Cmd: self, Out: c.String("out"), Threads: s.Threads.Values[0], NGL: s.NGPULayers.Values[0], Seed: s.Seed, Log: os.Stderr}
+	var errs []error
+	for _, g := range sweep.QualityGroups(s, models) {
+		if g.Done(have, s.Quality) {
+			fmt.Fprintf(os.Stderr, "quality of %s and its %d model(s): already in %s\n", g.Base.ID, len(g.Others), c.String("out"))
+			continue
+		}
+		if err := run.Run(c.Context, g, s.Quality); err != nil {
+			if c.Context.Err() != nil {
+				return err
+			}
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// qualityDryRun says which quality evaluations a sweep would run.
+func qualityDryRun(w io.Writer, s *sweep.Spec, models []sweep.ModelRef) error {
+	if s.Quality == nil {
+		return nil
+	}
+	for _, g := range sweep.QualityGroups(s, models) {
+		var ids []string
+		for _, m := range g.Others {
+			ids = append(ids, m.ID)
+		}
+		fmt.Fprintf(w, "quality: %s against the base %s, %d tokens in chunks of %d\n", cmp.Or(strings.Join(ids, ", "), "nothing"), g.Base.ID, s.Quality.Tokens, s.Quality.Ctx)
+	}
+	return nil
+}
+
+// writeTradeoffs writes, after a speed table, the quality blocks of the
+// results file joined to the speed records (table and md only).
+func writeTradeoffs(w io.Writer, format, path string, recs []record.Record) error {
+	if format != "table" && format != "md" {
+		return nil
+	}
+	blocks, err := record.ReadQuality(path)
+	if err != nil || len(blocks) == 0 {
+		return err
+	}
+	fmt.Fprintln(w)
+	return report.WriteTradeoffs(w, format == "md", report.Tradeoffs(recs, blocks))
 }

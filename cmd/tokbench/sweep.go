@@ -72,7 +72,7 @@ func sweepCommand() *cli.Command {
 			&cli.Float64Flag{Name: "drift-threshold", Value: 10, Usage: "flag a decode rate that falls by more than this percent from the first to the last quarter of a point's steps (0: off)"},
 			&cli.StringFlag{Name: "events", Usage: "write anomaly events (slog JSON lines) to this file instead of stderr"},
 			&cli.StringFlag{Name: "test-fault", Hidden: true, Usage: "abort the worker at the point whose key contains this (tests)"},
-		}, telemetryFlags()...),
+		}, append(telemetryFlags(), qualityFlags(true)...)...),
 		Action: doSweep,
 	}
 }
@@ -115,6 +115,7 @@ func specFromFlags(c *cli.Context) (*sweep.Spec, error) {
 	set("no-kernels", func() { s.Kernels = !c.Bool("no-kernels") })
 	set("timeout", func() { s.Timeout = sweep.Duration{Duration: c.Duration("timeout")} })
 	set("seed", func() { s.Seed = c.Uint64("seed") })
+	qualityFromFlags(c, s)
 	if err := s.Validate(); err != nil {
 		return nil, usageErr(err)
 	}
@@ -169,13 +170,16 @@ func doSweep(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	points, dropped, err := s.Grid(dir, os.Stderr, func(path string) error { return checkModel(c, path) })
+	models, points, dropped, err := s.Grid(dir, os.Stderr, func(path string) error { return checkModel(c, path) })
 	if err != nil {
 		return err
 	}
 	env := measure.DescribeEnv(version)
 	if c.Bool("dry-run") {
-		return sweep.DryRun(os.Stdout, points, dropped, env)
+		if err := sweep.DryRun(os.Stdout, points, dropped, env); err != nil {
+			return err
+		}
+		return qualityDryRun(os.Stdout, s, models)
 	}
 	o, closeEvents, err := sweepOptions(c, dir, dropped)
 	if err != nil {
@@ -186,10 +190,21 @@ func doSweep(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := report.Write(os.Stdout, c.String("output"), report.Grouped(record.Final(res.Records))); err != nil {
+	var qerr error
+	if s.Quality != nil && !res.Interrupted {
+		qerr = sweepQuality(c, s, models)
+	}
+	recs := report.Grouped(record.Final(res.Records))
+	if err := report.Write(os.Stdout, c.String("output"), recs); err != nil {
 		return err
 	}
-	return sweepEnd(c, res)
+	if err := writeTradeoffs(os.Stdout, c.String("output"), c.String("out"), recs); err != nil {
+		return err
+	}
+	if err := sweepEnd(c, res); err != nil {
+		return err
+	}
+	return qerr
 }
 
 // sweepOptions are how the flags ask the sweep to run.
