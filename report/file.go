@@ -13,8 +13,9 @@ import (
 
 // File reports a results file (records of run or sweep, llama-bench's
 // JSON, or the lines of load and capacity) in a format to out (a file
-// name; "" is w), with rooflines from the ceilings known now and the raw
-// telemetry samples in tl as timelines. A torn last line is ignored and
+// name; "" is w), with rooflines from the ceilings known now, the raw
+// telemetry samples in tl as timelines, and the quality blocks the file
+// holds beside the speed of the same models (table, md, html). A torn last line is ignored and
 // said on log.
 func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, peaks *roofline.Cache) error {
 	if load.IsResults(path) {
@@ -37,12 +38,27 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 		fmt.Fprintln(log, "roofline:", err)
 	}
 	recs = Grouped(record.Final(recs))
+	blocks, err := record.ReadQuality(path)
+	if err != nil {
+		return err
+	}
+	var ts []Tradeoff
+	if len(blocks) > 0 {
+		ts = Tradeoffs(recs, blocks)
+	}
 	if out != "" && format == "md" {
-		return MarkdownFiles(out, recs, tl)
+		return MarkdownFiles(out, recs, tl, ts)
 	}
 	return ToOut(w, out, func(w io.Writer) error {
-		if format == "html" {
-			return HTMLWith(w, recs, tl)
+		switch {
+		case format == "html":
+			return HTMLWith(w, recs, tl, ts)
+		case len(ts) > 0 && (format == "table" || format == "md"):
+			if err := Write(w, format, recs); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+			return WriteTradeoffs(w, format == "md", ts)
 		}
 		return Write(w, format, recs)
 	})

@@ -134,17 +134,21 @@ func pageStart(b *strings.Builder, title string) {
 // HTML writes one self-contained page: hardware profile, charts as inline
 // SVG, the verdict table and every result. Nothing in it is fetched from
 // anywhere.
-func HTML(w io.Writer, recs []record.Record) error { return HTMLWith(w, recs, nil) }
+func HTML(w io.Writer, recs []record.Record) error { return HTMLWith(w, recs, nil, nil) }
 
-// HTMLWith is HTML plus timelines of raw telemetry samples.
-func HTMLWith(w io.Writer, recs []record.Record, tl Timeline) error {
+// HTMLWith is HTML plus timelines of raw telemetry samples and the models'
+// quality beside their speed.
+func HTMLWith(w io.Writer, recs []record.Record, tl Timeline, ts []Tradeoff) error {
 	var b strings.Builder
 	pageStart(&b, "tokbench report")
 	profileHTML(&b, recs)
-	for i, c := range append(charts(recs), tl.charts()...) {
+	for i, c := range allCharts(recs, tl, ts) {
 		fmt.Fprintf(&b, "<figure id=\"chart-%d\">%s</figure>\n", i+1, c.svg(false))
 	}
 	verdictsHTML(&b, recs)
+	if len(ts) > 0 {
+		tradeoffHTML(&b, ts)
+	}
 	b.WriteString("<h2>Results</h2>\n<table><tr>")
 	cols := columnsFor(recs)
 	for _, c := range cols {
@@ -213,8 +217,20 @@ func verdictsHTML(b *strings.Builder, recs []record.Record) {
 // MarkdownFiles writes the Markdown tables to path and each chart as an
 // SVG file beside it (path without .md, then -1.svg, -2.svg, ...), linked
 // from the Markdown.
-func MarkdownFiles(path string, recs []record.Record, tl Timeline) error {
-	return markdownFiles(path, append(charts(recs), tl.charts()...), func(w io.Writer) error { return Markdown(w, recs) })
+func MarkdownFiles(path string, recs []record.Record, tl Timeline, ts []Tradeoff) error {
+	return markdownFiles(path, allCharts(recs, tl, ts), func(w io.Writer) error {
+		if err := Markdown(w, recs); err != nil || len(ts) == 0 {
+			return err
+		}
+		fmt.Fprintln(w)
+		return WriteTradeoffs(w, true, ts)
+	})
+}
+
+// allCharts are a report's charts: the records', the timelines', the
+// quality trade-off's.
+func allCharts(recs []record.Record, tl Timeline, ts []Tradeoff) []chart {
+	return append(append(charts(recs), tl.charts()...), qualityCharts(ts)...)
 }
 
 func markdownFiles(path string, charts []chart, tables func(io.Writer) error) error {

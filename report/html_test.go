@@ -59,7 +59,7 @@ func TestHTMLIsSelfContainedAndWellFormed(t *testing.T) {
 
 func TestMarkdownFiles(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "r.md")
-	if err := MarkdownFiles(p, sweepRecords(), nil); err != nil {
+	if err := MarkdownFiles(p, sweepRecords(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(p)
@@ -91,7 +91,7 @@ func TestTimelineCharts(t *testing.T) {
 		t.Fatalf("power series %+v", s)
 	}
 	var b strings.Builder
-	HTMLWith(&b, sweepRecords(), tl)
+	HTMLWith(&b, sweepRecords(), tl, nil)
 	for _, want := range []string{"GPU power over time", "GPU utilisation over time", "Host CPU over time"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %q chart", want)

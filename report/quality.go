@@ -185,15 +185,40 @@ func ppl(q *record.Quality) string {
 // Markdown), with the Pareto front of tg t/s against mean KLD.
 func WriteTradeoffs(w io.Writer, md bool, ts []Tradeoff) error { return tradeoffTable(w, md, ts, true) }
 
+// tradeoffCols are the trade-off table's columns: with the speed and the
+// Pareto front, or with more of the quality figures.
+func tradeoffCols(withSpeed bool) []tcol {
+	cols := append([]tcol{}, qualityCols...)
+	if withSpeed {
+		return append(append(append(cols, speedCols...), kldCols...), frontCol)
+	}
+	return append(append(cols, kldCols...), detailCols...)
+}
+
+// tradeoffHTML writes the trade-off table and its notes.
+func tradeoffHTML(b *strings.Builder, ts []Tradeoff) {
+	cols := tradeoffCols(true)
+	b.WriteString("<h2>Quality and speed</h2>\n<table><tr>")
+	for _, c := range cols {
+		fmt.Fprintf(b, "<th%s>%s</th>", map[bool]string{true: "", false: ` class="l"`}[c.right], esc(c.head))
+	}
+	b.WriteString("</tr>\n")
+	for i := range ts {
+		b.WriteString("<tr>")
+		for _, c := range cols {
+			fmt.Fprintf(b, "<td%s>%s</td>", map[bool]string{true: "", false: ` class="l"`}[c.right], esc(c.value(&ts[i])))
+		}
+		b.WriteString("</tr>\n")
+	}
+	var notes strings.Builder
+	qualityNotes(&notes, ts)
+	fmt.Fprintf(b, "</table>\n<p>%s</p>\n", strings.ReplaceAll(esc(strings.TrimSpace(notes.String())), "\n", "<br/>"))
+}
+
 // tradeoffTable writes the table (aligned, or Markdown), then the notes:
 // what was evaluated, and what the figures cannot vouch for.
 func tradeoffTable(w io.Writer, md bool, ts []Tradeoff, withSpeed bool) error {
-	cols := append([]tcol{}, qualityCols...)
-	if withSpeed {
-		cols = append(append(append(cols, speedCols...), kldCols...), frontCol)
-	} else {
-		cols = append(append(cols, kldCols...), detailCols...)
-	}
+	cols := tradeoffCols(withSpeed)
 	var rows [][]string
 	var head []string
 	for _, c := range cols {
