@@ -31,6 +31,9 @@ type File struct {
 	Software map[string]string `json:"software"` // llama.cpp commit, ollama, tokbench: recorded beside the class
 	Updated  time.Time         `json:"updated"`
 	Points   map[string]*Point `json:"points"` // by Identity
+	// Quality is each model's quality by QualityIdentity (tokbench
+	// quality, sweep --quality).
+	Quality map[string]*QualityPoint `json:"quality,omitempty"`
 }
 
 // Point is the baseline of one point: the runs merged into it, their
@@ -135,7 +138,7 @@ func Merge(f *File, recs []record.Record, minEffect float64) (*File, error) {
 		return nil, err
 	}
 	if f == nil {
-		f = &File{Version: Version, Class: class, Points: map[string]*Point{}}
+		f = NewFile(class)
 	}
 	if f.Class != class {
 		return nil, fmt.Errorf("results are of class %s, the baseline of %s", class, f.Class)

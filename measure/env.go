@@ -97,18 +97,23 @@ func (env Env) Device(p point.Point) roofline.Device {
 	return d
 }
 
+// machine is where env measures with ngl layers offloaded.
+func (env Env) machine(ngl int) record.Machine {
+	m := record.Machine{CPUInfo: env.Host.CPUModel, CPUFeatures: env.CPUFeatures, HostThreads: env.Host.Threads,
+		HostMemory: env.Host.MemTotal, HostName: env.Host.Name, GPUProfile: env.GPUs}
+	for _, d := range env.Devices {
+		m.Devices = append(m.Devices, d.Description)
+	}
+	m.Backends, m.Backend, m.GPUInfo = env.backends(ngl)
+	return m
+}
+
 // fill adds the point's settings, the model and the environment.
 func fill(r record.Record, p point.Point, meta engine.Meta, env Env) record.Record {
 	r.Key, r.ModelID = p.Key(), p.ModelID
 	r.BuildCommit, r.OllamaVersion = engine.LlamaCommit, engine.OllamaVersion
 	r.Tool = "tokbench " + env.Version
-	r.CPUInfo, r.CPUFeatures = env.Host.CPUModel, env.CPUFeatures
-	r.HostThreads, r.HostMemory, r.HostName = env.Host.Threads, env.Host.MemTotal, env.Host.Name
-	r.GPUProfile = env.GPUs
-	for _, d := range env.Devices {
-		r.Devices = append(r.Devices, d.Description)
-	}
-	r.Backends, r.Backend, r.GPUInfo = env.backends(p.NGPULayers)
+	r.Machine = env.machine(p.NGPULayers)
 	r.ModelFile, r.ModelType, r.ModelSize, r.ModelParams = p.Model, meta.Desc, meta.Size, meta.NParams
 	r.ModelFileType, r.ModelFileSize = meta.FileType, meta.FileSize
 	r.WeightsStepBytes, r.KVBytesPerToken, r.FlopParams = StepCost(meta, p.TypeK, p.TypeV)

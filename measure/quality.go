@@ -177,6 +177,7 @@ func Quality(ctx context.Context, models []QualityModel, o QualityOptions, env E
 	common := record.Quality{Kind: record.QualityKind, BaseFile: models[0].Path, BaseSHA256: baseSum, Text: textName,
 		Ctx: o.Ctx, Chunks: len(chunks), TopK: o.TopK, CacheTail: o.Tail, Synthetic: pl.synthetic, NThreads: o.Threads}
 	common.BuildCommit, common.OllamaVersion, common.Tool = engine.LlamaCommit, engine.OllamaVersion, "tokbench "+env.Version
+	common.Machine = env.machine(o.NGPULayers)
 	for i, m := range models {
 		q := common
 		q.ModelID, q.IsBase = m.ID, i == 0

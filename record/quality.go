@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/quality"
 )
 
@@ -47,6 +48,17 @@ type Quality struct {
 	NThreads    int       `json:"n_threads"`
 	TestTime    time.Time `json:"test_time"`
 	Build
+	Machine
+}
+
+// Class is the hardware class the block was evaluated on: KLD moves a
+// little with the kernels (CPU, CUDA), so baselines keep it per class.
+func (q *Quality) Class() string {
+	var prof *gpu.GPU
+	if len(q.GPUProfile) > 0 {
+		prof = &q.GPUProfile[0]
+	}
+	return gpu.ClassOf(q.Backend, q.GPUInfo, prof, q.CPUInfo, q.NThreads)
 }
 
 // isQuality says whether a results line is a quality block.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -45,70 +46,101 @@ func baselineCommand() *cli.Command {
 	}
 }
 
-// baselineInputs reads the results file and the baseline (nil if none)
-// of their hardware class.
-func baselineInputs(c *cli.Context) ([]record.Record, string, *baseline.File, error) {
+// baselineInputs are the results files' records and quality blocks, and
+// the baseline (nil if none) of their hardware class.
+type baselineInputs struct {
+	recs   []record.Record
+	blocks []record.Quality
+	class  string
+	file   *baseline.File
+}
+
+func readBaselineInputs(c *cli.Context) (*baselineInputs, error) {
 	if c.NArg() < 1 || (c.NArg() > 1 && c.Command.Name != "create") {
-		return nil, "", nil, usagef("give one results file (JSONL from run -o jsonl or sweep --out, or llama-bench's JSON); create takes several")
+		return nil, usagef("give one results file (JSONL from run -o jsonl, sweep --out or quality --out, or llama-bench's JSON); create takes several")
 	}
-	var recs []record.Record
+	in := &baselineInputs{}
 	for _, path := range c.Args().Slice() {
 		rs, _, _, err := record.Read(path)
 		if err != nil {
-			return nil, "", nil, err
+			return nil, err
 		}
-		recs = append(recs, record.Final(rs)...)
+		qs, err := record.ReadQuality(path)
+		if err != nil {
+			return nil, err
+		}
+		in.recs, in.blocks = append(in.recs, record.Final(rs)...), append(in.blocks, qs...)
 	}
-	class, err := baseline.ClassOf(recs)
-	if err != nil {
-		return nil, "", nil, usageErr(err)
+	var err error
+	if in.class, err = baseline.ClassOfAll(in.recs, in.blocks); err != nil {
+		return nil, usageErr(err)
 	}
-	f, err := baseline.Load(c.String("dir"), class)
-	return recs, class, f, err
+	in.file, err = baseline.Load(c.String("dir"), in.class)
+	return in, err
 }
 
 func doBaselineCreate(c *cli.Context) error {
-	recs, class, old, err := baselineInputs(c)
+	in, err := readBaselineInputs(c)
 	if err != nil {
 		return err
 	}
-	f, err := baseline.Merge(old, recs, c.Float64("min-effect"))
-	if err != nil {
-		return usageErr(err)
+	f := in.file
+	if len(in.recs) > 0 {
+		if f, err = baseline.Merge(f, in.recs, c.Float64("min-effect")); err != nil {
+			return usageErr(err)
+		}
+	} else if f == nil {
+		f = baseline.NewFile(in.class)
 	}
+	f.MergeQuality(in.blocks)
 	p, err := f.Save(c.String("dir"))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "%s: %d points for class %s\n", p, len(f.Points), class)
+	fmt.Fprintf(os.Stderr, "%s: %d points and %d quality figures for class %s\n", p, len(f.Points), len(f.Quality), in.class)
 	return nil
 }
 
 func doBaselineCompare(c *cli.Context) error {
-	recs, class, f, err := baselineInputs(c)
+	in, err := readBaselineInputs(c)
 	if err != nil {
 		return err
 	}
+	recs, class, f := in.recs, in.class, in.file
 	if f == nil {
 		return usagef("no baseline for class %s in %s (it has: %s): make one with tokbench baseline create on this hardware",
 			class, c.String("dir"), strings.Join(orNone(baseline.Classes(c.String("dir"))), ", "))
 	}
-	rows, err := baseline.Compare(f, recs, c.Float64("alpha"), c.Float64("min-effect"))
-	if err != nil {
-		return usageErr(err)
+	var rows []baseline.Row
+	if len(recs) > 0 {
+		if rows, err = baseline.Compare(f, recs, c.Float64("alpha"), c.Float64("min-effect")); err != nil {
+			return usageErr(err)
+		}
+		if err := report.Comparison(os.Stdout, class, rows); err != nil {
+			return err
+		}
 	}
-	if err := report.Comparison(os.Stdout, class, rows); err != nil {
+	qrows := baseline.CompareQuality(f, in.blocks)
+	if err := report.QualityComparison(os.Stdout, qrows); err != nil {
 		return err
 	}
-	if bad := baseline.Regressions(rows); len(bad) > 0 {
-		return fmt.Errorf("significant regression (p < %g, at least %.0f%% slower): %s", c.Float64("alpha"), 100*c.Float64("min-effect"), strings.Join(bad, "; "))
+	var bad []string
+	if b := baseline.Regressions(rows); len(b) > 0 {
+		bad = append(bad, fmt.Sprintf("significant regression (p < %g, at least %.0f%% slower): %s", c.Float64("alpha"), 100*c.Float64("min-effect"), strings.Join(b, "; ")))
 	}
-	matched := baseline.Matched(rows)
+	if b := baseline.QualityRegressions(qrows); len(b) > 0 {
+		bad = append(bad, "quality regression (mean KLD up beyond its 95% uncertainty): "+strings.Join(b, "; "))
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "\n"))
+	}
+	matched := baseline.Matched(rows) + baseline.QualityMatched(qrows)
+	total := len(rows) + len(qrows)
 	if matched == 0 {
 		return cli.Exit("tokbench: no point of the results is in the baseline, so nothing was compared: measure the baseline's points (same model file, same settings), or create a baseline of these", exitNothingCompared)
 	}
-	if c.Bool("require-all") && matched < len(rows) {
-		return fmt.Errorf("%d of %d points have no baseline (--require-all): add them with tokbench baseline create", len(rows)-matched, len(rows))
+	if c.Bool("require-all") && matched < total {
+		return fmt.Errorf("%d of %d points have no baseline (--require-all): add them with tokbench baseline create", total-matched, total)
 	}
 	return nil
 }
