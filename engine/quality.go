@@ -41,19 +41,26 @@ func (md *Model) Tokenize(text string) ([]int32, error) {
 	vocab := C.llama_model_get_vocab(md.m)
 	ctext := C.CString(text)
 	defer C.free(unsafe.Pointer(ctext))
-	// A token holds at least one byte: len(text)+1 never runs short.
-	n := len(text) + 1
-	buf := (*C.llama_token)(C.malloc(C.size_t(n) * 4))
-	defer C.free(unsafe.Pointer(buf))
-	got := C.llama_tokenize(vocab, ctext, C.int32_t(len(text)), buf, C.int32_t(n), false, false)
-	if got < 0 {
-		return nil, fmt.Errorf("tokenize: %d bytes of text need %d tokens", len(text), -got)
+	// Most texts need fewer tokens than bytes; llama.cpp says how many
+	// when they need more (byte pieces of a space-prefixed word).
+	n := len(text) + 16
+	for {
+		buf := (*C.llama_token)(C.malloc(C.size_t(n) * 4))
+		got := C.llama_tokenize(vocab, ctext, C.int32_t(len(text)), buf, C.int32_t(n), false, false)
+		if got >= 0 {
+			out := make([]int32, got)
+			for i, t := range unsafe.Slice(buf, int(got)) {
+				out[i] = int32(t)
+			}
+			C.free(unsafe.Pointer(buf))
+			return out, nil
+		}
+		C.free(unsafe.Pointer(buf))
+		if int(-got) <= n {
+			return nil, fmt.Errorf("tokenize: %d bytes of text: llama.cpp failed (%d)", len(text), got)
+		}
+		n = int(-got)
 	}
-	out := make([]int32, got)
-	for i, t := range unsafe.Slice(buf, int(got)) {
-		out[i] = int32(t)
-	}
-	return out, nil
 }
 
 // Rows are a chunk's scored rows, in C memory that EvalChunk fills: the

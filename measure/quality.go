@@ -1,10 +1,12 @@
 package measure
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -133,7 +135,7 @@ func qualityTokens(pl *qualityPlan, o QualityOptions) ([]int32, string, error) {
 	}
 	text, name := quality.DefaultText, quality.DefaultTextName
 	if o.Text != "" {
-		b, err := os.ReadFile(o.Text)
+		b, err := readPrefix(o.Text, max(1<<20, 64*int64(o.Tokens)))
 		if err != nil {
 			return nil, "", point.Inputf("--text: %v", err)
 		}
@@ -141,6 +143,28 @@ func qualityTokens(pl *qualityPlan, o QualityOptions) ([]int32, string, error) {
 	}
 	toks, err := vocab.Tokenize(text)
 	return toks, name, err
+}
+
+// readPrefix reads at most limit bytes of a file, ending at a line or a
+// space when it stops early: a text far longer than the tokens asked for
+// is not all read and tokenized.
+func readPrefix(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		b = b[:limit]
+		if i := bytes.LastIndexAny(b, " \n"); i > 0 {
+			b = b[:i]
+		}
+	}
+	return b, nil
 }
 
 // Quality evaluates models[0] (the base) and then each other model on the

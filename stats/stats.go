@@ -78,7 +78,9 @@ func Percentile(xs []float64, p float64) float64 {
 }
 
 func rank(sorted []float64, p float64) float64 {
-	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	// The tolerance keeps a rank that is whole in decimal (99.9% of 1000)
+	// from rounding up past itself in binary.
+	i := int(math.Ceil(p/100*float64(len(sorted))-1e-9)) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
