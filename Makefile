@@ -26,7 +26,7 @@ export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/m
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
-.PHONY: all build demo test vet pure fuzz fuzz-load bench bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline cuda clean env
+.PHONY: all build demo test vet pure fuzz fuzz-load bench bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline bench-quality cuda clean env
 
 all: build
 
@@ -49,7 +49,7 @@ test: vet pure
 
 # Everything downstream of the records builds and passes without cgo: no
 # llama.cpp, no NVML.
-PURE := ./point/... ./record/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... ./doctor/... ./isolate/...
+PURE := ./point/... ./record/... ./quality/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... ./doctor/... ./isolate/...
 pure:
 	CGO_ENABLED=0 $(GO) test -count=1 $(PURE)
 
@@ -94,6 +94,12 @@ bench-roofline: build
 # Whether records deserve the precision they claim, and -r auto's cost.
 bench-validity: build
 	scripts/bench-validity.sh
+
+# One quality evaluation (KLD against the base) of a synthetic Llama-1B
+# in Q4_K_M over 4096 tokens: its time and the share outside llama_decode
+# (target < 5%).
+bench-quality: build
+	scripts/bench-quality.sh
 
 # CUDA backend (shared libraries) from the pinned llama.cpp, beside the
 # binary: CUDA_ARCHITECTURES=90 (default: this machine's GPU).

@@ -236,17 +236,18 @@ type evaluator struct {
 	total     int
 }
 
-// open loads a model and a context for the chunks.
-func (ev *evaluator) open(ctx context.Context, m QualityModel, q *record.Quality) (*engine.Model, *engine.Context, func(), error) {
+// open loads a model and a context for the chunks (canceled with ctx),
+// fills in the block's model, and returns the context and what frees both.
+func (ev *evaluator) open(ctx context.Context, m QualityModel, q *record.Quality) (*engine.Context, func(), error) {
 	p := qualityPoint(m.Path, ev.o)
 	md, err := engine.LoadModel(m.Path, modelOptions(p))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	c, err := md.NewContext(engine.ContextOptions{NCtx: ev.o.Ctx, NBatch: p.NBatch, NUBatch: p.NUBatch, NSeqMax: 1, Threads: ev.o.Threads})
 	if err != nil {
 		md.Close()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	stop := context.AfterFunc(ctx, c.Cancel)
 	meta := md.Meta
@@ -264,9 +265,9 @@ func (ev *evaluator) open(ctx context.Context, m QualityModel, q *record.Quality
 		stop()
 		c.Close()
 		md.Close()
-		return nil, nil, nil, fmt.Errorf("hash %s: %w", m.Path, err)
+		return nil, nil, fmt.Errorf("hash %s: %w", m.Path, err)
 	}
-	return md, c, func() { stop(); c.Close(); md.Close() }, nil
+	return c, func() { stop(); c.Close(); md.Close() }, nil
 }
 
 // tick reports one more chunk done.
@@ -282,7 +283,7 @@ func (ev *evaluator) tick(model string, done int) {
 // base evaluates the base model: from its cache when there is one (no
 // decoding), else decoding each chunk and writing the cache.
 func (ev *evaluator) base(ctx context.Context, m QualityModel, q *record.Quality) error {
-	_, c, closeAll, err := ev.open(ctx, m, q)
+	c, closeAll, err := ev.open(ctx, m, q)
 	if err != nil {
 		return err
 	}
@@ -300,13 +301,15 @@ func (ev *evaluator) base(ctx context.Context, m QualityModel, q *record.Quality
 	start := time.Now()
 	if cr, err := quality.OpenCache(ev.cachePath, ev.key); err == nil {
 		defer cr.Close()
-		for i := range ev.chunks {
+		for range ev.chunks {
 			if err := cr.Read(rows.N, rows.IDs, rows.LogP, rows.Tail, rows.LogNext); err != nil {
 				return err
 			}
 			add()
-			ev.tick(m.ID, i+1)
 		}
+		// Nothing was decoded: the time left is the other models'.
+		ev.total -= len(ev.chunks)
+		ev.start = time.Now()
 		q.Figures = tally.Figures()
 		q.Note = "base figures from the cache of its distributions"
 		return nil
@@ -339,7 +342,7 @@ func (ev *evaluator) base(ctx context.Context, m QualityModel, q *record.Quality
 
 // compare evaluates a model against the cached base.
 func (ev *evaluator) compare(ctx context.Context, m QualityModel, q *record.Quality) error {
-	_, c, closeAll, err := ev.open(ctx, m, q)
+	c, closeAll, err := ev.open(ctx, m, q)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -90,18 +89,8 @@ func WriteQuality(w io.Writer, format string, blocks []record.Quality) error {
 	switch format {
 	case "table", "md":
 		return tradeoffTable(w, format == "md", ts, false)
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(append([]record.Quality{}, blocks...))
-	case "jsonl":
-		enc := json.NewEncoder(w)
-		for _, q := range blocks {
-			if err := enc.Encode(q); err != nil {
-				return err
-			}
-		}
-		return nil
+	case "json", "jsonl":
+		return writeJSON(w, format == "jsonl", blocks)
 	case "csv":
 		return qualityCSV(w, blocks)
 	}

@@ -29,27 +29,30 @@ func Write(w io.Writer, format string, recs []record.Record) error {
 		return Table(w, recs)
 	case "md":
 		return Markdown(w, recs)
-	case "json":
-		if recs == nil {
-			recs = []record.Record{}
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(recs)
-	case "jsonl":
-		enc := json.NewEncoder(w)
-		for i := range recs {
-			if err := enc.Encode(&recs[i]); err != nil {
-				return err
-			}
-		}
-		return nil
+	case "json", "jsonl":
+		return writeJSON(w, format == "jsonl", recs)
 	case "csv":
 		return CSV(w, recs)
 	case "html":
 		return HTML(w, recs)
 	}
 	return fmt.Errorf("output format %q: use one of %s", format, strings.Join(Formats, ", "))
+}
+
+// writeJSON writes items as one indented JSON array (an empty one for
+// none), or as JSON lines.
+func writeJSON[T any](w io.Writer, lines bool, items []T) error {
+	enc := json.NewEncoder(w)
+	if !lines {
+		enc.SetIndent("", "  ")
+		return enc.Encode(append([]T{}, items...))
+	}
+	for i := range items {
+		if err := enc.Encode(&items[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // column is one column of the human-readable tables.

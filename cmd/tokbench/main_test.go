@@ -300,16 +300,7 @@ func TestInterruptKeepsFinishedTests(t *testing.T) {
 		}
 	}
 	time.Sleep(200 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	go io.Copy(&errb, stderr)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("tokbench did not stop within 60s of SIGINT")
-	}
+	interrupt(t, cmd, stderr, &errb)
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit %d after SIGINT, want 130; stderr %s", code, errb.String())
 	}
@@ -319,6 +310,24 @@ func TestInterruptKeepsFinishedTests(t *testing.T) {
 	var rec map[string]any
 	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &rec); err != nil || rec["n_gen"] != 16.0 {
 		t.Errorf("the finished tg test was not printed: %v %q", err, out.String())
+	}
+}
+
+// interrupt sends cmd SIGINT, copies the rest of its stderr into errb
+// and waits for it to end: one still running 60 s later fails the test.
+func interrupt(t *testing.T, cmd *exec.Cmd, stderr io.Reader, errb *bytes.Buffer) {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() {
+		io.Copy(errb, stderr) // all of it before Wait, which closes the pipe
+		done <- cmd.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("tokbench did not stop within 60s of SIGINT")
 	}
 }
 

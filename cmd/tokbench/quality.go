@@ -113,7 +113,11 @@ func doQuality(c *cli.Context) error {
 	var blocks []record.Quality
 	err = measure.Quality(c.Context, models, o, measure.DescribeEnv(version), func(q record.Quality) error {
 		blocks = append(blocks, q)
-		fmt.Fprintf(os.Stderr, "%s: KLD %.6f, top-1 %.2f%% in %.1fs\n", q.ModelID, q.Figures.KLD.Mean, q.Figures.Top1Pct, q.Seconds)
+		timing := "from the cache"
+		if q.Seconds > 0 {
+			timing = fmt.Sprintf("in %.1fs, %.1f%% of it in llama_decode", q.Seconds, 100*q.DecodeShare)
+		}
+		fmt.Fprintf(os.Stderr, "%s: KLD %.6f, top-1 %.2f%% %s\n", q.ModelID, q.Figures.KLD.Mean, q.Figures.Top1Pct, timing)
 		if out != nil {
 			return out.Append(q)
 		}

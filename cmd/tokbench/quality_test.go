@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -118,16 +116,7 @@ func TestQualityInterrupt(t *testing.T) {
 			break
 		}
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	go io.Copy(&errb, stderr)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("tokbench quality did not stop within 60s of SIGINT")
-	}
+	interrupt(t, cmd, stderr, &errb)
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit %d, want 130: %s", code, errb.String())
 	}
