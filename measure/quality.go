@@ -34,6 +34,7 @@ type QualityOptions struct {
 	Threads    int
 	NGPULayers int // -1: all
 	Seed       uint64
+	Timeout    time.Duration // per model; 0: none
 	CacheDir   string
 	// Progress, if set, is told after every chunk: the model, chunks done
 	// and to do for it, and the time left for the whole evaluation.
@@ -250,6 +251,9 @@ func (ev *evaluator) open(ctx context.Context, m QualityModel, q *record.Quality
 		return nil, nil, err
 	}
 	stop := context.AfterFunc(ctx, c.Cancel)
+	if ev.o.Timeout > 0 {
+		c.SetDeadline(time.Now().Add(ev.o.Timeout))
+	}
 	meta := md.Meta
 	q.ModelFile, q.ModelType, q.ModelSize, q.ModelParams = m.Path, meta.Desc, meta.Size, meta.NParams
 	q.ModelFileType, q.ModelFileSize = meta.FileType, meta.FileSize

@@ -59,17 +59,19 @@ func qualityFlags(inSweep bool) []cli.Flag {
 		&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Value: gpu.ReadHost().Cores, Usage: "CPU threads"},
 		&cli.IntFlag{Name: "n-gpu-layers", Aliases: []string{"ngl"}, Value: -1, Usage: "layers to offload to the GPU (-1: all)"},
 		&cli.Uint64Flag{Name: "seed", Value: 42, Usage: "seed of the random tokens of synthetic models"},
+		&cli.DurationFlag{Name: "timeout", Value: 2 * time.Hour, Usage: "time limit for each model's evaluation (0: none)"},
 		&cli.StringFlag{Name: "out", Usage: "append the quality blocks to this results file (JSONL, a sweep's file too)"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: " + strings.Join(report.QualityFormats, ", ")},
 	)
 }
 
-// qualityOptions reads the settings (prefix "quality-" in a sweep).
-func qualityOptions(c *cli.Context, prefix, cacheDir string) (measure.QualityOptions, error) {
-	o := measure.QualityOptions{Text: c.String(prefix + "text"), Tokens: c.Int(prefix + "tokens"), Ctx: c.Int(prefix + "ctx"),
-		TopK: c.Int(prefix + "top-k"), Tail: c.Float64(prefix + "cache-tail"), Threads: c.Int("threads"), NGPULayers: c.Int("n-gpu-layers"), Seed: c.Uint64("seed"), CacheDir: cacheDir}
+// qualityOptions reads the settings.
+func qualityOptions(c *cli.Context, cacheDir string) (measure.QualityOptions, error) {
+	o := measure.QualityOptions{Text: c.String("text"), Tokens: c.Int("tokens"), Ctx: c.Int("ctx"), TopK: c.Int("top-k"),
+		Tail: c.Float64("cache-tail"), Threads: c.Int("threads"), NGPULayers: c.Int("n-gpu-layers"), Seed: c.Uint64("seed"),
+		Timeout: c.Duration("timeout"), CacheDir: cacheDir}
 	if o.Tokens > point.MaxTokens {
-		return o, usagef("--%stokens %d: at most %d", prefix, o.Tokens, point.MaxTokens)
+		return o, usagef("--tokens %d: at most %d", o.Tokens, point.MaxTokens)
 	}
 	if o.Threads < 1 {
 		return o, usagef("--threads %d: must be positive", o.Threads)
@@ -89,7 +91,7 @@ func doQuality(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o, err := qualityOptions(c, "", dir)
+	o, err := qualityOptions(c, dir)
 	if err != nil {
 		return err
 	}
