@@ -59,3 +59,21 @@ func ParseFileType(name string) (string, int, error) {
 	}
 	return n, ft, nil
 }
+
+// approxBPW are the bits per weight of each file type's tensors on a
+// Llama-shaped model, roughly (llama-quantize's own figures): enough to
+// estimate a file's size before it is made.
+var approxBPW = map[string]float64{
+	"f32": 32, "f16": 16, "bf16": 16, "q8_0": 8.5, "q6_k": 6.56, "q5_k_m": 5.69, "q5_k_s": 5.54, "q5_1": 6, "q5_0": 5.5,
+	"q4_k_m": 4.85, "q4_k_s": 4.58, "q4_1": 5, "q4_0": 4.5, "iq4_nl": 4.5, "iq4_xs": 4.25, "q3_k_l": 4.27, "q3_k_m": 3.91,
+	"q3_k_s": 3.5, "iq3_m": 3.66, "iq3_s": 3.44, "iq3_xs": 3.3, "iq3_xxs": 3.06, "q2_k": 3.35, "tq2_0": 2.06, "tq1_0": 1.69,
+}
+
+// ApproxBPW is a file type's bits per weight, roughly (16 for a type it
+// does not know).
+func ApproxBPW(name string) float64 {
+	if b, ok := approxBPW[strings.ToLower(name)]; ok {
+		return b
+	}
+	return 16
+}

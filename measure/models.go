@@ -12,9 +12,8 @@ import (
 	"github.com/tokbench/tokbench/preset"
 )
 
-// SynthModel returns the path of a synthetic model in the cache folder,
-// making it first if absent.
-func SynthModel(cacheDir, presetName, typ string, seed uint64, log io.Writer) (string, error) {
+// SynthPath is where a synthetic model lives in the cache folder.
+func SynthPath(cacheDir, presetName, typ string, seed uint64) (string, error) {
 	s, err := preset.Lookup(presetName)
 	if err != nil {
 		return "", &point.InputError{Err: err}
@@ -23,7 +22,18 @@ func SynthModel(cacheDir, presetName, typ string, seed uint64, log io.Writer) (s
 	if err != nil {
 		return "", &point.InputError{Err: err}
 	}
-	path := filepath.Join(cacheDir, fmt.Sprintf("%s-%s-s%d.gguf", s.Name, name, seed))
+	return filepath.Join(cacheDir, fmt.Sprintf("%s-%s-s%d.gguf", s.Name, name, seed)), nil
+}
+
+// SynthModel returns the path of a synthetic model in the cache folder,
+// making it first if absent.
+func SynthModel(cacheDir, presetName, typ string, seed uint64, log io.Writer) (string, error) {
+	path, err := SynthPath(cacheDir, presetName, typ, seed)
+	if err != nil {
+		return "", err
+	}
+	s, _ := preset.Lookup(presetName)
+	name, _, _ := gguf.ParseFileType(typ)
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}

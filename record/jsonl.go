@@ -15,6 +15,7 @@ import (
 type Writer struct {
 	f    *os.File
 	path string
+	lock *os.File // held while writing (CreateLocked)
 }
 
 // Create opens path for appending, creating it if absent.
@@ -34,6 +35,35 @@ func Create(path string) (*Writer, error) {
 	return &Writer{f: f, path: path}, nil
 }
 
+// CreateLocked is Create for a file only this process may write: a sweep's
+// results (two shards, or a shard and its requeued self, must never write
+// one file). It takes the file's lock first, then runs prepare (reading
+// and mending the file), then opens it for appending; another writer
+// holding the lock is a clear error.
+func CreateLocked(path string, prepare func() error) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	held, err := lock(f)
+	if err == nil && !held {
+		err = fmt.Errorf("%s is being written by another tokbench (another shard, or an earlier run of this one still going): give each run its own --out, or wait for the other to end", path)
+	}
+	if err == nil {
+		err = prepare()
+	}
+	var w *Writer
+	if err == nil {
+		w, err = Create(path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w.lock = f
+	return w, nil
+}
+
 // Append writes each value as one line, then syncs.
 func (w *Writer) Append(values ...any) error {
 	var buf bytes.Buffer
@@ -49,8 +79,14 @@ func (w *Writer) Append(values ...any) error {
 	return w.f.Sync()
 }
 
-// Close closes the file.
-func (w *Writer) Close() error { return w.f.Close() }
+// Close closes the file (and lets go of its lock).
+func (w *Writer) Close() error {
+	err := w.f.Close()
+	if w.lock != nil {
+		w.lock.Close()
+	}
+	return err
+}
 
 // Append appends values to the file at path, a line each, and syncs it.
 func Append(path string, values ...any) error {

@@ -33,6 +33,11 @@ type Record struct {
 	Round  int     `json:"round,omitempty"`
 	Rounds int     `json:"rounds,omitempty"`
 	Phases *Phases `json:"phases_ms,omitempty"`
+	// SpecSHA256 is the sweep's spec (sweep.Spec.Hash), and Shard the
+	// share of its points this record's run measured ("I/N", sweep
+	// --shard): tokbench merge joins a fleet's files with them.
+	SpecSHA256 string `json:"spec_sha256,omitempty"`
+	Shard      string `json:"shard,omitempty"`
 
 	Build
 	Machine

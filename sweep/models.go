@@ -17,9 +17,11 @@ import (
 
 // ModelRef is one model of a sweep: where it is and how to name it.
 type ModelRef struct {
-	ID   string // -m path, synth:PRESET:TYPE or quant:SOURCE:TYPE
-	Path string
-	Type string // file type
+	ID     string // -m path, synth:PRESET:TYPE or quant:SOURCE:TYPE
+	Path   string // "" for a quantization not resolved (Refs)
+	Type   string // file type
+	Preset string // synthetic: the shape
+	Source string // quantization: the file it is made from
 }
 
 // Models finds or makes the models a spec names: given files as they are;
@@ -29,6 +31,18 @@ type ModelRef struct {
 // quantizations is handed to llama.cpp in this process, the others only
 // in workers.
 func Models(s *Spec, cacheDir string, log io.Writer, check func(path string) error) ([]ModelRef, error) {
+	refs, err := Refs(s, cacheDir, true)
+	if err != nil {
+		return nil, err
+	}
+	return refs, Make(refs, s.Seed, log, check)
+}
+
+// Refs names the spec's models without making any: -m files as given,
+// synthetic presets and quantizations with the cache paths they are (or
+// will be) made at. Without resolve, quantizations get no path (it needs
+// the source's hash): enough for the points' keys and a shard's share.
+func Refs(s *Spec, cacheDir string, resolve bool) ([]ModelRef, error) {
 	var out []ModelRef
 	for _, m := range s.Models.Values {
 		f, _, err := gguf.Inspect(m)
@@ -45,40 +59,71 @@ func Models(s *Spec, cacheDir string, log io.Writer, check func(path string) err
 	if len(types) == 0 {
 		types = []string{"q8_0"}
 	}
-	for _, preset := range s.Synth.Values {
+	for _, name := range s.Synth.Values {
 		for _, t := range types {
-			path, err := measure.SynthModel(cacheDir, preset, t, s.Seed, log)
+			path, err := measure.SynthPath(cacheDir, name, t, s.Seed)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, ModelRef{ID: "synth:" + preset + ":" + t, Path: path, Type: t})
+			out = append(out, ModelRef{ID: "synth:" + name + ":" + t, Path: path, Type: t, Preset: name})
 		}
 	}
 	if src := s.QuantizeFrom; src != "" {
-		if err := check(src); err != nil {
+		if _, _, err := gguf.Inspect(src); err != nil {
 			return nil, err
 		}
-		sum, err := measure.FileSHA256(src)
-		if err != nil {
-			return nil, fmt.Errorf("hash %s: %w", src, err)
+		sum := ""
+		if resolve {
+			var err error
+			if sum, err = measure.ModelDigest(src, cacheDir); err != nil {
+				return nil, fmt.Errorf("hash %s: %w", src, err)
+			}
 		}
 		base := strings.TrimSuffix(filepath.Base(src), ".gguf")
 		for _, t := range s.Types.Values {
-			path := filepath.Join(cacheDir, "quant", sum[:16]+"-"+t+".gguf")
-			if _, err := os.Stat(path); err != nil {
-				fmt.Fprintf(log, "quantizing %s to %s into %s, once\n", src, t, path)
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					return nil, err
-				}
-				if err := engine.Quantize(src, path, t, engine.QuantizeOptions{}); err != nil {
-					return nil, err
-				}
+			ref := ModelRef{ID: "quant:" + base + ":" + t, Type: t, Source: src}
+			if sum != "" {
+				ref.Path = filepath.Join(cacheDir, "quant", sum[:16]+"-"+t+".gguf")
 			}
-			out = append(out, ModelRef{ID: "quant:" + base + ":" + t, Path: path, Type: t})
+			out = append(out, ref)
 		}
 	}
 	if len(out) == 0 {
 		return nil, point.Inputf("no models: give -m FILE[,FILE], --synth PRESET[,PRESET] or --quantize-from FILE --types T[,T]")
 	}
 	return out, nil
+}
+
+// Make makes the synthetic models and quantizations of refs that are not
+// in the cache yet (a shard makes only its own).
+func Make(refs []ModelRef, seed uint64, log io.Writer, check func(path string) error) error {
+	checked := map[string]bool{}
+	for _, r := range refs {
+		switch {
+		case r.Path == "" && r.Source != "":
+			return fmt.Errorf("%s: no path (its source was not hashed)", r.ID)
+		case r.Preset != "":
+			if _, err := measure.SynthModel(filepath.Dir(r.Path), r.Preset, r.Type, seed, log); err != nil {
+				return err
+			}
+		case r.Source != "":
+			if _, err := os.Stat(r.Path); err == nil {
+				continue
+			}
+			if !checked[r.Source] {
+				if err := check(r.Source); err != nil {
+					return err
+				}
+				checked[r.Source] = true
+			}
+			fmt.Fprintf(log, "quantizing %s to %s into %s, once\n", r.Source, r.Type, r.Path)
+			if err := os.MkdirAll(filepath.Dir(r.Path), 0o755); err != nil {
+				return err
+			}
+			if err := engine.Quantize(r.Source, r.Path, r.Type, engine.QuantizeOptions{}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

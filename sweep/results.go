@@ -15,27 +15,27 @@ import (
 // off, and records from other hardware or another llama.cpp build are
 // refused.
 func OpenResults(path string, resume bool, env measure.Env) (*record.Writer, []record.Record, error) {
+	if st, err := os.Stat(path); err == nil && st.Size() > 0 && !resume {
+		return nil, nil, point.Inputf("%s already holds results: pass --resume to continue that sweep, or choose another --out", path)
+	}
 	var old []record.Record
-	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
-		if !resume {
-			return nil, nil, point.Inputf("%s already holds results: pass --resume to continue that sweep, or choose another --out", path)
-		}
+	w, err := record.CreateLocked(path, func() error {
 		recs, intact, torn, err := record.Read(path)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		if torn {
 			if err := os.Truncate(path, intact); err != nil {
-				return nil, nil, fmt.Errorf("cut the torn last line of %s: %w", path, err)
+				return fmt.Errorf("cut the torn last line of %s: %w", path, err)
 			}
 		}
 		if len(recs) > 0 {
 			if want, got := recs[0].Fingerprint(), env.Fingerprint(); want != got {
-				return nil, nil, point.Inputf("%s was measured on %q; this machine and build is %q: results of different hardware or llama.cpp builds must not mix, choose another --out", path, want, got)
+				return point.Inputf("%s was measured on %q; this machine and build is %q: results of different hardware or llama.cpp builds must not mix, choose another --out", path, want, got)
 			}
 		}
 		old = recs
-	}
-	w, err := record.Create(path)
+		return nil
+	})
 	return w, old, err
 }

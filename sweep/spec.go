@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -381,17 +382,30 @@ func expand[T any](grid []point.Point, vals []T, set func(*point.Point, T)) []po
 	return next
 }
 
-// Grid finds or makes the spec's models (Models; log says what is made)
-// and returns them and its points with how many the filters dropped; a grid the
-// filters emptied is the user's error.
-func (s *Spec) Grid(cacheDir string, log io.Writer, check func(path string) error) ([]ModelRef, []point.Point, int, error) {
-	models, err := Models(s, cacheDir, log, check)
+// Grid names the spec's models and lays out its points with how many the
+// filters dropped (a grid the filters emptied is the user's error); with a
+// shard (Count > 0), keeps that shard's share of the points (Partition)
+// and its models; then makes the models kept that are not made yet (log
+// says what is made).
+func (s *Spec) Grid(cacheDir string, log io.Writer, check func(path string) error, shard Shard) ([]ModelRef, []point.Point, int, error) {
+	refs, err := Refs(s, cacheDir, true)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	points, dropped, err := s.Points(models)
+	points, dropped, err := s.Points(refs)
 	if err == nil && len(points) == 0 {
 		err = point.Inputf("the filters dropped all %d points", dropped)
 	}
-	return models, points, dropped, err
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if shard.Count > 0 {
+		of, _, err := Partition(points, refs, shard.Count)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		points = slices.DeleteFunc(points, func(p point.Point) bool { return of[p.ModelID] != shard.Index })
+		refs = slices.DeleteFunc(refs, func(r ModelRef) bool { i, ok := of[r.ID]; return !ok || i != shard.Index })
+	}
+	return refs, points, dropped, Make(refs, s.Seed, log, check)
 }

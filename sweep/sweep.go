@@ -45,6 +45,8 @@ type Options struct {
 	Rounds  int
 	Shuffle bool   // each round in a random order instead of a rotated one
 	Seed    uint64 // of the shuffle
+	// SpecHash and Shard go into every record (Spec.Hash; "I/N" or "").
+	SpecHash, Shard string
 }
 
 // Result is what a sweep did.
@@ -82,6 +84,7 @@ func Run(ctx context.Context, points []point.Point, env measure.Env, o Options) 
 		if rounds > 1 && r.Rounds == 0 {
 			r.Round, r.Rounds = round, rounds
 		}
+		r.SpecSHA256, r.Shard = o.SpecHash, o.Shard
 		if o.Peaks != nil {
 			// A probe file that cannot be read leaves the record without a
 			// roofline; report sets it again once the file is mended.

@@ -61,7 +61,9 @@ func sweepCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Usage: "time limit per point; default 10m"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of random tokens and synthetic weights; default 42"},
 			&cli.StringSliceFlag{Name: "filter", Usage: "drop the points matching, e.g. 'n_depth>=4096 && parallel>4' (repeatable)"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (points, memory, estimated time) and stop"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (points, memory, estimated time) and stop; with --shards N and no --shard, the partition"},
+			&cli.StringFlag{Name: "shard", Usage: "measure only this share of the points, I/N (I from 0), or auto: from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX (with --shards)"},
+			&cli.IntFlag{Name: "shards", Usage: "how many shards (--shard auto on Kubernetes; --dry-run prints the partition)"},
 			&cli.IntFlag{Name: "rounds", Value: 1, Usage: "measure the grid this many times, alternately forward and reversed (ABBA), and merge each point's rounds: drift of the machine moves every point alike"},
 			&cli.BoolFlag{Name: "shuffle", Usage: "with --rounds, each round in a random order (from --seed) instead"},
 			&cli.StringFlag{Name: "out", Value: "results.jsonl", Usage: "JSONL results file, one record per point, written as measured"},
@@ -170,9 +172,25 @@ func doSweep(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	models, points, dropped, err := s.Grid(dir, os.Stderr, func(path string) error { return checkModel(c, path) })
+	var shard sweep.Shard
+	if c.IsSet("shard") {
+		if shard, err = sweep.ParseShard(c.String("shard"), c.Int("shards")); err != nil {
+			return err
+		}
+		if s.Quality != nil {
+			return usagef("--quality evaluates each family of models against its base, which spans shards: run tokbench quality after the merge (tokbench quality --quantize-from SRC --types ...)")
+		}
+	}
+	if n := c.Int("shards"); c.Bool("dry-run") && n > 0 && !c.IsSet("shard") {
+		return partitionDryRun(s, dir, n)
+	}
+	models, points, dropped, err := s.Grid(dir, os.Stderr, func(path string) error { return checkModel(c, path) }, shard)
 	if err != nil {
 		return err
+	}
+	if len(points) == 0 {
+		fmt.Fprintf(os.Stderr, "shard %s has no points: the sweep has fewer models than shards\n", shard)
+		return nil
 	}
 	env := measure.DescribeEnv(version)
 	if c.Bool("dry-run") {
@@ -186,6 +204,10 @@ func doSweep(c *cli.Context) error {
 		return err
 	}
 	defer closeEvents()
+	o.SpecHash = s.Hash()
+	if shard.Count > 0 {
+		o.Shard = shard.String()
+	}
 	res, err := sweep.Run(c.Context, points, env, o)
 	if err != nil {
 		return err
@@ -205,6 +227,23 @@ func doSweep(c *cli.Context) error {
 		return err
 	}
 	return qerr
+}
+
+// partitionDryRun prints how n shards would share the spec's points,
+// without making any model.
+func partitionDryRun(s *sweep.Spec, cacheDir string, n int) error {
+	if n < 1 || n > 4096 {
+		return usagef("--shards %d: use 1 to 4096", n)
+	}
+	refs, err := sweep.Refs(s, cacheDir, false)
+	if err != nil {
+		return err
+	}
+	points, _, err := s.Points(refs)
+	if err != nil {
+		return err
+	}
+	return sweep.PrintPartition(os.Stdout, points, refs, n)
 }
 
 // sweepOptions are how the flags ask the sweep to run.

@@ -1,0 +1,163 @@
+package sweep
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/preset"
+)
+
+// Shard is one share of a sweep's points: the Index-th (0-based) of Count.
+type Shard struct{ Index, Count int }
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// ParseShard reads "I/N", or "auto": the index and count Slurm gives an
+// array task (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT), or
+// Kubernetes an Indexed Job's pod (JOB_COMPLETION_INDEX, with the count
+// from shards).
+func ParseShard(v string, shards int) (Shard, error) {
+	var sh Shard
+	if v == "auto" {
+		idx, count := os.Getenv("SLURM_ARRAY_TASK_ID"), os.Getenv("SLURM_ARRAY_TASK_COUNT")
+		if idx == "" {
+			idx, count = os.Getenv("JOB_COMPLETION_INDEX"), ""
+		}
+		if count == "" && shards > 0 {
+			count = strconv.Itoa(shards)
+		}
+		if idx == "" || count == "" {
+			return sh, point.Inputf("--shard auto: no SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT, nor JOB_COMPLETION_INDEX with --shards N, in the environment: give --shard I/N")
+		}
+		v = idx + "/" + count
+	}
+	i, n, ok := strings.Cut(v, "/")
+	var err1, err2 error
+	sh.Index, err1 = strconv.Atoi(strings.TrimSpace(i))
+	sh.Count, err2 = strconv.Atoi(strings.TrimSpace(n))
+	if !ok || err1 != nil || err2 != nil || sh.Count < 1 || sh.Count > 4096 || sh.Index < 0 || sh.Index >= sh.Count {
+		return sh, point.Inputf("--shard %q: want I/N with 0 <= I < N <= 4096 (the index counts from 0, as Slurm's array and Kubernetes' completion index do)", v)
+	}
+	return sh, nil
+}
+
+// Partition gives each model of points a shard of n: a model's points (and
+// the quantization or synthesis that makes it) stay in one shard, so no
+// shard loads or makes what another does; models go largest first to the
+// shard with the least estimated time so far (ties: the lowest index), by
+// the planner's estimate of their points. The same points give the same
+// partition on every machine.
+func Partition(points []point.Point, refs []ModelRef, n int) (map[string]int, []time.Duration, error) {
+	cost := map[string]time.Duration{}
+	infos := map[string]modelInfo{}
+	for _, r := range refs {
+		mi, err := plannedInfo(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		infos[r.ID] = mi
+	}
+	for _, p := range points {
+		cost[p.ModelID] += estimate(p, infos[p.ModelID])
+	}
+	ids := make([]string, 0, len(cost))
+	for id := range cost {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int { return cmp.Or(cmp.Compare(cost[b], cost[a]), cmp.Compare(a, b)) })
+	load := make([]time.Duration, n)
+	out := map[string]int{}
+	for _, id := range ids {
+		best := 0
+		for i := range load {
+			if load[i] < load[best] {
+				best = i
+			}
+		}
+		out[id] = best
+		load[best] += cost[id]
+	}
+	return out, load, nil
+}
+
+// plannedInfo is what the estimate needs of a model, before it is made:
+// a file's real sizes; a synthetic model's or a quantization's from the
+// shape (preset, or the source file) and the type's usual bits per weight.
+func plannedInfo(r ModelRef) (modelInfo, error) {
+	if r.Path != "" {
+		if f, h, err := gguf.Inspect(r.Path); err == nil {
+			var params int64
+			for _, t := range f.Tensors {
+				params += t.Elements()
+			}
+			return modelInfo{h, f.TensorBytes(), params}, nil
+		}
+	}
+	var params int64
+	switch {
+	case r.Preset != "":
+		s, err := preset.Lookup(r.Preset)
+		if err != nil {
+			return modelInfo{}, err
+		}
+		params = s.Params()
+	case r.Source != "":
+		f, _, err := gguf.Inspect(r.Source)
+		if err != nil {
+			return modelInfo{}, err
+		}
+		for _, t := range f.Tensors {
+			params += t.Elements()
+		}
+	}
+	return modelInfo{weights: int64(float64(params) * gguf.ApproxBPW(r.Type) / 8), params: params}, nil
+}
+
+// Hash is the spec's SHA-256 (of its JSON form): every record of a sweep
+// carries it, so that shards started with different specs are not merged.
+func (s *Spec) Hash() string {
+	b, _ := json.Marshal(s)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// PrintPartition writes the shares of n shards for --dry-run --shards N:
+// each shard's models, points and estimated time.
+func PrintPartition(w io.Writer, points []point.Point, refs []ModelRef, n int) error {
+	of, load, err := Partition(points, refs, n)
+	if err != nil {
+		return err
+	}
+	models, count := make([][]string, n), make([]int, n)
+	for _, r := range refs {
+		if i, ok := of[r.ID]; ok {
+			models[i] = append(models[i], r.ID)
+		}
+	}
+	for _, p := range points {
+		count[of[p.ModelID]]++
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "shard\tpoints\test time\tmodels")
+	var total time.Duration
+	for i := range n {
+		total += load[i]
+		fmt.Fprintf(tw, "%d/%d\t%d\t%s\t%s\n", i, n, count[i], roundDur(load[i]), strings.Join(models[i], ", "))
+	}
+	tw.Flush()
+	_, err = fmt.Fprintf(w, "\n%d points of %d models in %d shards; the longest shard is %s of the mean's %s (rough estimates: see --dry-run)\n",
+		len(points), len(of), n, roundDur(slices.Max(load)), roundDur(total/time.Duration(n)))
+	return err
+}
