@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -93,10 +92,12 @@ func Partition(points []point.Point, refs []ModelRef, n int) (map[string]int, []
 }
 
 // plannedInfo is what the estimate needs of a model, before it is made:
-// a file's real sizes; a synthetic model's or a quantization's from the
-// shape (preset, or the source file) and the type's usual bits per weight.
+// a given file's real sizes; a synthetic model's or a quantization's from
+// the shape (preset, or the source file) and the type's usual bits per
+// weight, whether or not this machine's cache has it already (every shard
+// must compute the same partition).
 func plannedInfo(r ModelRef) (modelInfo, error) {
-	if r.Path != "" {
+	if r.Preset == "" && r.Source == "" {
 		if f, h, err := gguf.Inspect(r.Path); err == nil {
 			var params int64
 			for _, t := range f.Tensors {
@@ -125,12 +126,26 @@ func plannedInfo(r ModelRef) (modelInfo, error) {
 	return modelInfo{weights: int64(float64(params) * gguf.ApproxBPW(r.Type) / 8), params: params}, nil
 }
 
-// Hash is the spec's SHA-256 (of its JSON form): every record of a sweep
-// carries it, so that shards started with different specs are not merged.
-func (s *Spec) Hash() string {
-	b, _ := json.Marshal(s)
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
+// SpecFlags are the sweep flags that say what is measured (the others say
+// how a run goes: --out, --resume, --shard ...).
+var SpecFlags = []string{"model", "synth", "types", "quantize-from", "n-prompt", "n-gen", "n-depth", "parallel", "batch-size",
+	"ubatch-size", "threads", "n-gpu-layers", "flash-attn", "cache-type-k", "cache-type-v", "sampling", "split-mode", "main-gpu",
+	"no-mmap", "repetitions", "target-ci", "max-reps", "drop-outliers", "no-warmup", "no-kernels", "timeout", "seed", "filter",
+	"quality", "quality-text", "quality-tokens", "quality-ctx", "quality-top-k", "quality-cache-tail"}
+
+// GivenHash is the SHA-256 of a sweep as it was asked for: the spec file's
+// bytes and the spec flags given ("name=value", in any order). Every
+// record carries it, so that shards started differently are not merged;
+// defaults that differ between machines (threads) do not change it.
+func GivenHash(file []byte, flags []string) string {
+	h := sha256.New()
+	h.Write(file)
+	sorted := slices.Clone(flags)
+	slices.Sort(sorted)
+	for _, f := range sorted {
+		fmt.Fprintf(h, "\x00%s", f)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // PrintPartition writes the shares of n shards for --dry-run --shards N:

@@ -82,7 +82,7 @@ func newApp() *cli.App {
 			return nil
 		},
 		Commands: []*cli.Command{runCommand(), sweepCommand(), loadCommand(), capacityCommand(), reportCommand(), baselineCommand(),
-			workerCommand(), synthCommand(), quantizeCommand(), devicesCommand(), probeCommand(), infoCommand(), doctorCommand(), profileCommand(), qualityCommand(), checkModelCommand()},
+			workerCommand(), synthCommand(), quantizeCommand(), devicesCommand(), probeCommand(), infoCommand(), doctorCommand(), profileCommand(), qualityCommand(), fleetCommand(), mergeCommand(), checkModelCommand()},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return usageErr(err)
 		},

@@ -80,16 +80,30 @@ func sweepCommand() *cli.Command {
 }
 
 // specFromFlags starts from --spec (or the defaults) and applies the flags
-// that were given.
-func specFromFlags(c *cli.Context) (*sweep.Spec, error) {
+// that were given; the hash is of the sweep as given (sweep.GivenHash).
+func specFromFlags(c *cli.Context) (*sweep.Spec, string, error) {
 	threads := gpu.ReadHost().Cores
 	s := sweep.DefaultSpec(threads)
+	var file []byte
 	if f := c.String("spec"); f != "" {
 		var err error
 		if s, err = sweep.LoadSpec(f, threads); err != nil {
-			return nil, err
+			return nil, "", err
+		}
+		file, _ = os.ReadFile(f)
+	}
+	var given []string
+	for _, name := range sweep.SpecFlags {
+		if c.IsSet(name) {
+			given = append(given, name+"="+fmt.Sprint(c.Value(name)))
 		}
 	}
+	s, err := specFlags(c, s)
+	return s, sweep.GivenHash(file, given), err
+}
+
+// specFlags applies the spec flags given to s.
+func specFlags(c *cli.Context, s *sweep.Spec) (*sweep.Spec, error) {
 	if err := axesFromFlags(c, s); err != nil {
 		return nil, err
 	}
@@ -164,7 +178,7 @@ func doSweep(c *cli.Context) error {
 	if err := checkFormat(c.String("output"), report.Formats); err != nil {
 		return err
 	}
-	s, err := specFromFlags(c)
+	s, hash, err := specFromFlags(c)
 	if err != nil {
 		return err
 	}
@@ -204,7 +218,7 @@ func doSweep(c *cli.Context) error {
 		return err
 	}
 	defer closeEvents()
-	o.SpecHash = s.Hash()
+	o.SpecHash = hash
 	if shard.Count > 0 {
 		o.Shard = shard.String()
 	}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tokbench/tokbench/fleet"
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/sweep"
+)
+
+func fleetCommand() *cli.Command {
+	common := func(results string) []cli.Flag {
+		return []cli.Flag{
+			&cli.StringFlag{Name: "spec", Usage: "the sweep's YAML spec (examples/sweep.yaml)"},
+			&cli.IntFlag{Name: "shards", Usage: "shards: one task (pod) each"},
+			&cli.StringFlag{Name: "name", Value: "tokbench-sweep", Usage: "job name"},
+			&cli.StringFlag{Name: "results", Value: results, Usage: "folder of the shards' results files"},
+			&cli.StringSliceFlag{Name: "arg", Usage: "one more argument for every shard's tokbench sweep (repeatable), e.g. --arg=--telemetry-rate --arg=10"},
+		}
+	}
+	return &cli.Command{
+		Name:  "fleet",
+		Usage: "write the job file that runs a sweep's shards on a cluster: a Slurm job array or a Kubernetes Indexed Job",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "slurm",
+				Usage:     "an sbatch script: one array task per shard, each writing (and on requeue resuming) results/shard-N.jsonl",
+				UsageText: "tokbench fleet slurm --spec sweep.yaml --shards N [--partition P] [--gres gpu:1] [--time 4:00:00] [--cpus 8] > sweep.sbatch",
+				Flags: append(common("results"),
+					&cli.StringFlag{Name: "partition", Usage: "Slurm partition"},
+					&cli.StringFlag{Name: "gres", Usage: "generic resources per task, e.g. gpu:1"},
+					&cli.StringFlag{Name: "time", Usage: "time limit per task, e.g. 4:00:00"},
+					&cli.IntFlag{Name: "cpus", Usage: "CPUs per task"},
+					&cli.StringFlag{Name: "tokbench", Usage: "tokbench's path on the nodes (default: this binary's)"}),
+				Action: doFleetSlurm,
+			},
+			{
+				Name:      "k8s",
+				Usage:     "a ConfigMap with the spec and an Indexed Job: one pod per shard, results on a persistent volume",
+				UsageText: "tokbench fleet k8s --spec sweep.yaml --shards N --image IMAGE [--gpus 1] [--claim tokbench-results] [--namespace NS] > job.yaml",
+				Flags: append(common("/results"),
+					&cli.StringFlag{Name: "image", Usage: "container image with tokbench (and the models the spec names, or a volume with them)"},
+					&cli.IntFlag{Name: "gpus", Value: 1, Usage: "nvidia.com/gpu per pod (0: none)"},
+					&cli.StringFlag{Name: "claim", Value: "tokbench-results", Usage: "PersistentVolumeClaim the results go to"},
+					&cli.StringFlag{Name: "namespace", Usage: "namespace"},
+					&cli.IntFlag{Name: "backoff-per-index", Value: 2, Usage: "retries of a failed shard (its file is resumed)"},
+					&cli.StringFlag{Name: "tokbench", Value: "tokbench", Usage: "tokbench's path in the image"}),
+				Action: doFleetK8s,
+			},
+		},
+	}
+}
+
+// fleetJob reads what both job files need, checking the spec parses.
+func fleetJob(c *cli.Context) (fleet.Job, error) {
+	if c.NArg() > 0 {
+		return fleet.Job{}, usagef("unexpected argument %q: fleet takes flags only", c.Args().First())
+	}
+	spec, n := c.String("spec"), c.Int("shards")
+	if spec == "" || n < 1 || n > 4096 {
+		return fleet.Job{}, usagef("give --spec FILE.yaml and --shards N (1 to 4096)")
+	}
+	if _, err := sweep.LoadSpec(spec, gpu.ReadHost().Cores); err != nil {
+		return fleet.Job{}, err
+	}
+	text, err := os.ReadFile(spec)
+	if err != nil {
+		return fleet.Job{}, usageErr(err)
+	}
+	abs, _ := filepath.Abs(spec)
+	return fleet.Job{Name: c.String("name"), Spec: abs, SpecText: string(text), Shards: n, Results: c.String("results"), Args: c.StringSlice("arg")}, nil
+}
+
+func doFleetSlurm(c *cli.Context) error {
+	j, err := fleetJob(c)
+	if err != nil {
+		return err
+	}
+	if j.Results, err = filepath.Abs(j.Results); err != nil {
+		return err
+	}
+	if j.Tokbench = c.String("tokbench"); j.Tokbench == "" {
+		if j.Tokbench, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	return fleet.Slurm{Job: j, Partition: c.String("partition"), Gres: c.String("gres"), Time: c.String("time"), CPUs: c.Int("cpus")}.Write(os.Stdout)
+}
+
+func doFleetK8s(c *cli.Context) error {
+	j, err := fleetJob(c)
+	if err != nil {
+		return err
+	}
+	if c.String("image") == "" {
+		return usagef("give --image: a container image with tokbench in it")
+	}
+	j.Tokbench = c.String("tokbench")
+	return fleet.Kubernetes{Job: j, Image: c.String("image"), Namespace: c.String("namespace"), Claim: c.String("claim"),
+		GPUs: c.Int("gpus"), BackoffPerIndex: c.Int("backoff-per-index")}.Write(os.Stdout)
+}
+
+func mergeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "merge",
+		Usage:     "join the results files of a sweep's shards (or machines) into one: each point once, and what is missing",
+		UsageText: "tokbench merge results/shard-*.jsonl --out merged.jsonl [--spec sweep.yaml]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Usage: "the merged results file (may be one of the inputs)"},
+			&cli.StringFlag{Name: "spec", Usage: "the sweep's spec: list the points no file measured, with the shard that owed each (exit 1 if any)"},
+		},
+		Action: doMerge,
+	}
+}
+
+func doMerge(c *cli.Context) error {
+	if c.NArg() == 0 || c.String("out") == "" {
+		return usagef("give the results files and --out FILE: tokbench merge results/shard-*.jsonl --out merged.jsonl")
+	}
+	var inputs []fleet.Input
+	for _, p := range c.Args().Slice() {
+		in, err := fleet.Read(p)
+		if err != nil {
+			return usageErr(err)
+		}
+		if in.Torn {
+			fmt.Fprintf(os.Stderr, "%s: ignoring a torn last line\n", p)
+		}
+		inputs = append(inputs, in)
+	}
+	m, err := fleet.Merge(inputs)
+	if err != nil {
+		return err
+	}
+	for _, d := range m.Duplicates {
+		fmt.Fprintf(os.Stderr, "duplicate %s: kept the one in %s, dropped the one in %s\n", d.Point, d.Kept, d.Drop)
+	}
+	if err := m.Write(c.String("out")); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "%s: %d records and %d quality blocks from %d files, %d duplicates dropped; classes: %s\n",
+		c.String("out"), len(m.Records), len(m.Quality), len(inputs), len(m.Duplicates), cmp.Or(strings.Join(m.Classes, ", "), "none"))
+	spec := c.String("spec")
+	if spec == "" {
+		return nil
+	}
+	text, err := os.ReadFile(spec)
+	if err != nil {
+		return usageErr(err)
+	}
+	if h := sweep.GivenHash(text, nil); m.SpecHash != "" && m.SpecHash != h {
+		return usagef("the files were measured with another spec than %s (or with spec flags besides it): merge without --spec, or give the spec the shards ran", spec)
+	}
+	missing, err := missingPoints(spec, m)
+	if err != nil {
+		return err
+	}
+	for _, ms := range missing {
+		what := "missing"
+		if ms.Status != "" {
+			what = fmt.Sprintf("%s (%s)", ms.Status, ms.Reason)
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s %s, owed by shard %s\n", what, cmp.Or(ms.Class, "every class"), ms.Owed.Key, cmp.Or(ms.Owed.Shard, "?"))
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%d point(s) of %s not measured: run their shards again (each resumes its own file), then merge again", len(missing), c.String("spec"))
+	}
+	return nil
+}
+
+// missingPoints lays out the spec's points for each class of the merged
+// records (threads, when the spec leaves them to each machine, as that
+// class's records ran) and lists those without a measurement, with the
+// shard that owed each.
+func missingPoints(specPath string, m *fleet.Merged) ([]fleet.Missing, error) {
+	dir, err := measure.CacheDir()
+	if err != nil {
+		return nil, err
+	}
+	missing, err := m.Check(func(class string) ([]fleet.Owed, error) {
+		threads := cmp.Or(m.Threads(class), gpu.ReadHost().Cores)
+		s, err := sweep.LoadSpec(specPath, threads)
+		if err != nil {
+			return nil, err
+		}
+		refs, err := sweep.Refs(s, dir, false)
+		if err != nil {
+			return nil, err
+		}
+		points, _, err := s.Points(refs)
+		if err != nil {
+			return nil, err
+		}
+		var of map[string]int
+		n := m.ShardCount()
+		if n > 0 {
+			if of, _, err = sweep.Partition(points, refs, n); err != nil {
+				return nil, err
+			}
+		}
+		var owed []fleet.Owed
+		for _, p := range points {
+			o := fleet.Owed{Key: p.Key()}
+			if n > 0 {
+				o.Shard = sweep.Shard{Index: of[p.ModelID], Count: n}.String()
+			}
+			owed = append(owed, o)
+		}
+		return owed, nil
+	})
+	fleet.SortMissing(missing)
+	return missing, err
+}
