@@ -49,7 +49,7 @@ test: vet pure
 
 # Everything downstream of the records builds and passes without cgo: no
 # llama.cpp, no NVML.
-PURE := ./point/... ./record/... ./quality/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... ./doctor/... ./isolate/...
+PURE := ./point/... ./record/... ./quality/... ./fleet/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... ./doctor/... ./isolate/...
 pure:
 	CGO_ENABLED=0 $(GO) test -count=1 $(PURE)
 

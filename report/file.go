@@ -17,7 +17,10 @@ import (
 // telemetry samples in tl as timelines, and the quality blocks the file
 // holds beside the speed of the same models (table, md, html). A torn last line is ignored and
 // said on log.
-func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, peaks *roofline.Cache) error {
+// With records of several hardware classes (a fleet's merged file) the
+// table and md formats add them side by side, with ratios to the class
+// ref ("" the first).
+func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, peaks *roofline.Cache, ref string) error {
 	if load.IsResults(path) {
 		lines, _, torn, err := load.ReadResults(path)
 		if err != nil {
@@ -50,17 +53,19 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 		return MarkdownFiles(out, recs, tl, ts)
 	}
 	return ToOut(w, out, func(w io.Writer) error {
-		switch {
-		case format == "html":
+		if format == "html" {
 			return HTMLWith(w, recs, tl, ts)
-		case len(ts) > 0 && (format == "table" || format == "md"):
-			if err := Write(w, format, recs); err != nil {
+		}
+		if err := Write(w, format, recs); err != nil || (format != "table" && format != "md") {
+			return err
+		}
+		if len(ts) > 0 {
+			fmt.Fprintln(w)
+			if err := WriteTradeoffs(w, format == "md", ts); err != nil {
 				return err
 			}
-			fmt.Fprintln(w)
-			return WriteTradeoffs(w, format == "md", ts)
 		}
-		return Write(w, format, recs)
+		return WriteClasses(w, format == "md", recs, ref)
 	})
 }
 

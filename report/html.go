@@ -25,6 +25,11 @@ func label(r *record.Record) string { return cmp.Or(r.ModelID, r.ModelType) }
 // against the ceiling per point, and telemetry per repetition.
 func charts(recs []record.Record) []chart {
 	var out []chart
+	// A fleet's records of several classes: each series is one class's.
+	label := label
+	if len(Classes(recs)) > 1 {
+		label = func(r *record.Record) string { return cmp.Or(r.ModelID, r.ModelType) + " @ " + r.Class() }
+	}
 	lines := func(title, xlabel string, key func(r *record.Record) string, x func(r *record.Record) float64) {
 		bySeries := map[string]*series{}
 		var order []string
@@ -148,6 +153,11 @@ func HTMLWith(w io.Writer, recs []record.Record, tl Timeline, ts []Tradeoff) err
 	verdictsHTML(&b, recs)
 	if len(ts) > 0 {
 		tradeoffHTML(&b, ts)
+	}
+	if len(Classes(recs)) > 1 {
+		var t strings.Builder
+		WriteClasses(&t, false, recs, "")
+		fmt.Fprintf(&b, "<h2>Hardware classes side by side</h2>\n<pre>%s</pre>\n", esc(strings.TrimSpace(t.String())))
 	}
 	b.WriteString("<h2>Results</h2>\n<table><tr>")
 	cols := columnsFor(recs)

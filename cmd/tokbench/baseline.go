@@ -71,39 +71,81 @@ func readBaselineInputs(c *cli.Context) (*baselineInputs, error) {
 		}
 		in.recs, in.blocks = append(in.recs, record.Final(rs)...), append(in.blocks, qs...)
 	}
+	return in, nil
+}
+
+// load finds the inputs' one hardware class and its baseline (nil if none).
+func (in *baselineInputs) load(dir string) error {
 	var err error
 	if in.class, err = baseline.ClassOfAll(in.recs, in.blocks); err != nil {
-		return nil, usageErr(err)
+		return usageErr(err)
 	}
-	in.file, err = baseline.Load(c.String("dir"), in.class)
-	return in, err
+	in.file, err = baseline.Load(dir, in.class)
+	return err
+}
+
+// byClass splits the inputs by hardware class, in the order first seen: a
+// fleet's merged file makes one baseline per class.
+func (in *baselineInputs) byClass() []*baselineInputs {
+	var out []*baselineInputs
+	at := map[string]*baselineInputs{}
+	get := func(class string) *baselineInputs {
+		if at[class] == nil {
+			at[class] = &baselineInputs{}
+			out = append(out, at[class])
+		}
+		return at[class]
+	}
+	for _, r := range in.recs {
+		if r.OK() {
+			g := get(r.Class())
+			g.recs = append(g.recs, r)
+		}
+	}
+	for _, q := range in.blocks {
+		g := get(q.Class())
+		g.blocks = append(g.blocks, q)
+	}
+	return out
 }
 
 func doBaselineCreate(c *cli.Context) error {
-	in, err := readBaselineInputs(c)
+	all, err := readBaselineInputs(c)
 	if err != nil {
 		return err
 	}
-	f := in.file
-	if len(in.recs) > 0 {
-		if f, err = baseline.Merge(f, in.recs, c.Float64("min-effect")); err != nil {
-			return usageErr(err)
+	groups := all.byClass()
+	if len(groups) == 0 {
+		return usagef("no measured (ok) records or quality blocks in %s", strings.Join(c.Args().Slice(), ", "))
+	}
+	for _, in := range groups {
+		if err := in.load(c.String("dir")); err != nil {
+			return err
 		}
-	} else if f == nil {
-		f = baseline.NewFile(in.class)
+		f := in.file
+		if len(in.recs) > 0 {
+			if f, err = baseline.Merge(f, in.recs, c.Float64("min-effect")); err != nil {
+				return usageErr(err)
+			}
+		} else if f == nil {
+			f = baseline.NewFile(in.class)
+		}
+		f.MergeQuality(in.blocks)
+		p, err := f.Save(c.String("dir"))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "%s: %d points and %d quality figures for class %s\n", p, len(f.Points), len(f.Quality), in.class)
 	}
-	f.MergeQuality(in.blocks)
-	p, err := f.Save(c.String("dir"))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "%s: %d points and %d quality figures for class %s\n", p, len(f.Points), len(f.Quality), in.class)
 	return nil
 }
 
 func doBaselineCompare(c *cli.Context) error {
 	in, err := readBaselineInputs(c)
 	if err != nil {
+		return err
+	}
+	if err := in.load(c.String("dir")); err != nil {
 		return err
 	}
 	recs, class, f := in.recs, in.class, in.file

@@ -1,0 +1,82 @@
+package fleet
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/record"
+)
+
+func writeFile(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func rec(model string, n int, status record.Status, cpu, shard string) record.Record {
+	r := record.Record{Key: point.Key{Model: model, NGen: n, Threads: 2}, ModelID: model, Test: "tg", Status: status, SpecSHA256: "aaaa1111bbbb2222", Shard: shard}
+	r.Backend, r.CPUInfo, r.NThreads, r.NGen = "CPU", cpu, 2, n
+	return r
+}
+
+func TestMerge(t *testing.T) {
+	a := Input{Path: "a", Records: []record.Record{rec("m1", 8, record.StatusOK, "X", "0/2"), rec("m1", 16, record.StatusFailed, "X", "0/2")}}
+	// Shard 0 requeued: its second run measured the failed point; shard 1
+	// measured m1 tg8 again by mistake; another class measured it too.
+	b := Input{Path: "b", Records: []record.Record{rec("m1", 16, record.StatusOK, "X", "0/2"), rec("m1", 8, record.StatusOK, "X", "1/2"), rec("m1", 8, record.StatusOK, "Y", "0/2")}}
+	m, err := Merge([]Input{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Records) != 3 || len(m.Duplicates) != 2 || len(m.Classes) != 2 || m.SpecHash != "aaaa1111bbbb2222" {
+		t.Fatalf("%d records, %d duplicates, classes %v", len(m.Records), len(m.Duplicates), m.Classes)
+	}
+	if m.Records[1].Status != record.StatusOK || m.Duplicates[0].Kept != "b" || m.Duplicates[0].Drop != "a" {
+		t.Errorf("the complete record of m1 tg16 was not kept: %+v, %+v", m.Records[1], m.Duplicates[0])
+	}
+	if m.ShardCount() != 2 || m.Threads(m.Classes[0]) != 2 {
+		t.Errorf("shards %d threads %d", m.ShardCount(), m.Threads(m.Classes[0]))
+	}
+	want := func(string) ([]Owed, error) {
+		return []Owed{{point.Key{Model: "m1", NGen: 8, Threads: 2}, "0/2"}, {point.Key{Model: "m1", NGen: 16, Threads: 2}, "0/2"}}, nil
+	}
+	missing, _ := m.Check(want)
+	if len(missing) != 1 || missing[0].Class != m.Classes[1] || missing[0].Owed.Key.NGen != 16 || missing[0].Status != "" {
+		t.Errorf("missing %+v: want class Y's tg16", missing)
+	}
+	// Merging the merged file with its parts changes nothing.
+	dir := t.TempDir()
+	out := filepath.Join(dir, "merged.jsonl")
+	if err := m.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(out)
+	mi, err := Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Merge([]Input{mi, a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2.Write(out)
+	if again, _ := os.ReadFile(out); string(again) != string(first) {
+		t.Errorf("merging again changed the file:\n%s\nthen\n%s", first, again)
+	}
+	// Another sweep's file is refused, naming both.
+	c := Input{Path: "c", Records: []record.Record{rec("m2", 8, record.StatusOK, "X", "")}}
+	c.Records[0].SpecSHA256 = "ffff0000ffff0000"
+	if _, err := Merge([]Input{a, c}); err == nil || !strings.Contains(err.Error(), "different sweeps") || !strings.Contains(err.Error(), "in c") {
+		t.Errorf("two specs: %v", err)
+	}
+	// A torn last line is ignored.
+	torn := filepath.Join(dir, "torn.jsonl")
+	writeFile(t, torn, string(first)+`{"key":{"Model":"m9"`)
+	if in, err := Read(torn); err != nil || !in.Torn || len(in.Records) != 3 {
+		t.Errorf("torn file: %d records, torn %v, %v", len(in.Records), in.Torn, err)
+	}
+}
