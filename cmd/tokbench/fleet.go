@@ -86,6 +86,11 @@ func doFleetSlurm(c *cli.Context) error {
 	if j.Results, err = filepath.Abs(j.Results); err != nil {
 		return err
 	}
+	// Slurm opens each task's log there before the script runs: the
+	// folder must exist (on the shared file system) at submission.
+	if err := os.MkdirAll(j.Results, 0o755); err != nil {
+		return fmt.Errorf("results folder: %w", err)
+	}
 	if j.Tokbench = c.String("tokbench"); j.Tokbench == "" {
 		if j.Tokbench, err = os.Executable(); err != nil {
 			return err
