@@ -21,7 +21,9 @@ type Job struct {
 }
 
 // shardFile is a shard's results file under dir, the index given by var.
-func shardFile(dir, index string) string { return strings.TrimSuffix(dir, "/") + "/shard-" + index + ".jsonl" }
+func shardFile(dir, index string) string {
+	return strings.TrimSuffix(dir, "/") + "/shard-" + index + ".jsonl"
+}
 
 // sweepArgs are the shard's command line after the binary.
 func (j Job) sweepArgs(spec, out string) []string {
