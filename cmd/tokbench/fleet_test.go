@@ -98,6 +98,23 @@ func TestFleetShardsMerge(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "being written by another tokbench") {
 		t.Errorf("second writer: exit %d %s", r.code, r.stderr)
 	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fleet", "k8s", "--spec", spec, "--shards", "4"}, "--image"},
+		{[]string{"fleet", "slurm", "--spec", spec, "--shards", "0"}, "--shards N"},
+		{[]string{"fleet", "slurm", "--shards", "2"}, "--spec"},
+		{[]string{"merge", files[0]}, "--out"},
+		{[]string{"merge", "--out", merged, filepath.Join(dir, "none.jsonl")}, "no such file"},
+		{[]string{"sweep", "--spec", spec, "--shard", "4/4"}, "0 <= I < N"},
+		{[]string{"sweep", "--spec", spec, "--shard", "auto"}, "JOB_COMPLETION_INDEX"},
+		{[]string{"sweep", "--spec", spec, "--shard", "0/2", "--quality"}, "tokbench quality after the merge"},
+	} {
+		if r := tokbench(t, c.args...); r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d %s; want 2 and %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
 	// Two hardware classes in one file: side by side in the report, one
 	// baseline each.
 	data, _ := os.ReadFile(whole)
