@@ -281,24 +281,8 @@ func TestInterruptKeepsFinishedTests(t *testing.T) {
 	cmd := exec.Command(binPath, "run", "-m", model, "-p", "4000", "-n", "16", "-r", "3", "-o", "jsonl")
 	var out, errb bytes.Buffer
 	cmd.Stdout = &out
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Never leave a benchmark running behind a failed test.
-	guard := time.AfterFunc(10*time.Minute, func() { cmd.Process.Kill() })
-	defer guard.Stop()
 	// tg runs first; interrupt once it is reported done, in the middle of pp.
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		errb.WriteString(sc.Text() + "\n")
-		if strings.HasPrefix(sc.Text(), "tg16:") {
-			break
-		}
-	}
+	stderr := startUntil(t, cmd, &errb, func(line string) bool { return strings.HasPrefix(line, "tg16:") })
 	time.Sleep(200 * time.Millisecond)
 	interrupt(t, cmd, stderr, &errb)
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
@@ -311,6 +295,30 @@ func TestInterruptKeepsFinishedTests(t *testing.T) {
 	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &rec); err != nil || rec["n_gen"] != 16.0 {
 		t.Errorf("the finished tg test was not printed: %v %q", err, out.String())
 	}
+}
+
+// startUntil starts cmd and copies its stderr into errb up to the first
+// line until accepts, returning the rest of it; a command still running
+// 10 minutes later is killed (never leave a benchmark behind a failed test).
+func startUntil(t *testing.T, cmd *exec.Cmd, errb *bytes.Buffer, until func(line string) bool) io.Reader {
+	t.Helper()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	guard := time.AfterFunc(10*time.Minute, func() { cmd.Process.Kill() })
+	t.Cleanup(func() { guard.Stop() })
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		errb.WriteString(sc.Text() + "\n")
+		if until(sc.Text()) {
+			break
+		}
+	}
+	return stderr
 }
 
 // interrupt sends cmd SIGINT, copies the rest of its stderr into errb

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tokbench/tokbench/record"
 )
@@ -102,20 +100,10 @@ func TestQualityInterrupt(t *testing.T) {
 	cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+t.TempDir())
 	var stdout, errb bytes.Buffer
 	cmd.Stdout = &stdout
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	guard := time.AfterFunc(10*time.Minute, func() { cmd.Process.Kill() })
-	defer guard.Stop()
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		errb.WriteString(sc.Text() + "\n")
-		// The base is done; the second model is on its way.
-		if strings.Contains(sc.Text(), "chunk 2/78") && strings.Contains(errb.String(), "top-1 100.00%") {
-			break
-		}
-	}
+	// The base is done; the second model is on its way.
+	stderr := startUntil(t, cmd, &errb, func(line string) bool {
+		return strings.Contains(line, "chunk 2/78") && strings.Contains(errb.String(), "top-1 100.00%")
+	})
 	interrupt(t, cmd, stderr, &errb)
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit %d, want 130: %s", code, errb.String())
