@@ -26,7 +26,7 @@ export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/m
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
-.PHONY: all build demo test vet pure fuzz fuzz-load bench bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline bench-quality cuda clean env
+.PHONY: all build demo test vet pure fuzz fuzz-load bench bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline bench-quality cuda vulkan clean env
 
 all: build
 
@@ -104,7 +104,12 @@ bench-quality: build
 # CUDA backend (shared libraries) from the pinned llama.cpp, beside the
 # binary: CUDA_ARCHITECTURES=90 (default: this machine's GPU).
 cuda: build
-	OLLAMA_DIR=$(OLLAMA_DIR) scripts/build-cuda.sh bin
+	OLLAMA_DIR=$(OLLAMA_DIR) scripts/build-backend.sh bin
+
+# Vulkan backend beside the binary (glslc and libvulkan-dev; mesa's
+# llvmpipe runs it without a GPU), cached per machine.
+vulkan: build
+	OLLAMA_DIR=$(OLLAMA_DIR) BACKEND=vulkan scripts/build-backend.sh bin
 
 env:
 	@echo OLLAMA_DIR=$(OLLAMA_DIR)

@@ -13,6 +13,7 @@ package engine
 import "C"
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -68,19 +69,47 @@ func Init(opts Options) {
 		C.tb_abort_init()
 		C.llama_backend_init()
 		for _, dir := range backendDirs(opts.BackendDirs) {
-			cdir := C.CString(dir)
-			C.ggml_backend_load_all_from_path(cdir)
-			C.free(unsafe.Pointer(cdir))
+			loadErrs = append(loadErrs, loadDir(dir)...)
 			loaded = append(loaded, dir)
 		}
 	})
 }
 
+// loadDir loads each backend library of a folder (libggml-NAME.so, not
+// the shared base), one by one so that one that will not load (corrupt,
+// built for another ggml, a missing driver) is named with why, instead of
+// being skipped in silence.
+func loadDir(dir string) []error {
+	libs, _ := filepath.Glob(filepath.Join(dir, "*ggml-*"))
+	var errs []error
+	for _, lib := range libs {
+		name := filepath.Base(lib)
+		if strings.Contains(name, "ggml-base") || !(strings.HasSuffix(name, ".so") || strings.HasSuffix(name, ".dylib") || strings.HasSuffix(name, ".dll")) {
+			continue
+		}
+		clearError()
+		cpath := C.CString(lib)
+		reg := C.ggml_backend_load(cpath)
+		C.free(unsafe.Pointer(cpath))
+		if reg == nil {
+			errs = append(errs, fmt.Errorf("GPU backend %s did not load: %s (rebuild it with scripts/build-backend.sh, or remove it)", lib, cmp.Or(lastError(), "no reason given")))
+		}
+	}
+	return errs
+}
+
+// BackendErrors are the backend libraries that did not load.
+func BackendErrors() []error { return loadErrs }
+
+var loadErrs []error
+
 // BackendDirsLoaded lists the folders searched for dynamic backends.
 func BackendDirsLoaded() []string { return loaded }
 
 func backendDirs(given []string) []string {
+	explicit := true
 	if len(given) == 0 {
+		explicit = os.Getenv("TOKBENCH_BACKEND_DIR") != ""
 		if env := os.Getenv("TOKBENCH_BACKEND_DIR"); env != "" {
 			given = filepath.SplitList(env)
 		} else if exe, err := os.Executable(); err == nil {
@@ -91,10 +120,14 @@ func backendDirs(given []string) []string {
 	var dirs []string
 	for _, d := range given {
 		// Only folders that hold a ggml backend library: ggml otherwise
-		// logs a search for every backend it knows.
+		// logs a search for every backend it knows. A folder named
+		// (--backend-dir, $TOKBENCH_BACKEND_DIR) without one is a mistake
+		// to tell, except the null device, which asks for none.
 		m, _ := filepath.Glob(filepath.Join(d, "*ggml-*"))
 		if len(m) > 0 {
 			dirs = append(dirs, d)
+		} else if explicit && d != os.DevNull {
+			loadErrs = append(loadErrs, fmt.Errorf("no GPU backend library (libggml-*.so) in %s: build one there with scripts/build-backend.sh, or give the folder that has it", d))
 		}
 	}
 	return dirs

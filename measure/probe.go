@@ -20,12 +20,25 @@ func Probe(dev gpu.Device, class string, threads int, types []string, reps int, 
 	copyBytes, iters := int64(256<<20), 5
 	m, k, gemmIters, gemvIters := int64(2048), int64(2048), 3, 10
 	if gpu {
-		copyBytes, iters = 1<<30, 20
-		m, k, gemmIters, gemvIters = 8192, 8192, 20, 50
+		// A GPU gets sizes that fill it, unless one small product shows
+		// it is no faster than a CPU (a software device such as mesa's
+		// llvmpipe, for tests): then a CPU's sizes, or the probe would
+		// take an hour.
+		s, err := engine.ProbeMatMul(dev.Index, threads, "f16", 2048, 512, 2048, 1)
+		if err != nil {
+			return nil, err
+		}
+		if s < 0.05 {
+			copyBytes, iters = min(int64(1<<30), max(int64(64<<20), int64(dev.MemoryFree)/8)), 20
+			m, k, gemmIters, gemvIters = 8192, 8192, 20, 50
+		} else {
+			log(fmt.Sprintf("a %.0f GFLOP/s device: probed with a CPU's sizes", 2*2048*512*2048/s/1e9))
+			copyBytes = 64 << 20
+		}
 	}
 	p := &roofline.Probe{Class: class, Device: dev.Description, Backend: dev.Backend, Threads: threads, MatMul: map[string]roofline.MatMul{}, When: time.Now().UTC()}
 	for r := 0; r < reps; r++ {
-		s, err := engine.ProbeCopy(dev.Index, threads, copyBytes, iters)
+		s, err := budgeted(iters, func(n int) (float64, error) { return engine.ProbeCopy(dev.Index, threads, copyBytes, n) })
 		if err != nil {
 			return nil, err
 		}
@@ -38,7 +51,7 @@ func Probe(dev gpu.Device, class string, threads int, types []string, reps int, 
 	rk := int64(4096)
 	rm := copyBytes / 4 / rk
 	for r := 0; r < reps; r++ {
-		s, err := engine.ProbeMatMul(dev.Index, threads, "f32", rm, 1, rk, iters)
+		s, err := budgeted(iters, func(n int) (float64, error) { return engine.ProbeMatMul(dev.Index, threads, "f32", rm, 1, rk, n) })
 		if err != nil {
 			return nil, err
 		}
@@ -49,12 +62,12 @@ func Probe(dev gpu.Device, class string, threads int, types []string, reps int, 
 	for _, t := range types {
 		var gemm, gemv []float64
 		for r := 0; r < reps; r++ {
-			s, err := engine.ProbeMatMul(dev.Index, threads, t, m, 512, k, gemmIters)
+			s, err := budgeted(gemmIters, func(n int) (float64, error) { return engine.ProbeMatMul(dev.Index, threads, t, m, 512, k, n) })
 			if err != nil {
 				return nil, err
 			}
 			gemm = append(gemm, 2*float64(m*512*k)/s/1e9)
-			s, err = engine.ProbeMatMul(dev.Index, threads, t, m, 1, k, gemvIters)
+			s, err = budgeted(gemvIters, func(n int) (float64, error) { return engine.ProbeMatMul(dev.Index, threads, t, m, 1, k, n) })
 			if err != nil {
 				return nil, err
 			}
@@ -64,6 +77,25 @@ func Probe(dev gpu.Device, class string, threads int, types []string, reps int, 
 		log(fmt.Sprintf("%s: GEMM %.1f GFLOP/s, GEMV %.1f GFLOP/s (%dx%d weights)", t, p.MatMul[t].GEMM, p.MatMul[t].GEMV, m, k))
 	}
 	return p, nil
+}
+
+// probeBudget is about how long one measurement of the probe may take.
+const probeBudget = time.Second
+
+// budgeted runs a measurement (seconds per iteration of n) once with one
+// iteration to learn its cost, then with as many as fit in probeBudget, at
+// most most: a slow device (a software GPU, a small CPU) is probed in
+// bounded time, a fast one as precisely as before.
+func budgeted(most int, run func(n int) (float64, error)) (float64, error) {
+	s, err := run(1)
+	if err != nil || most <= 1 || s <= 0 {
+		return s, err
+	}
+	n := min(most, int(probeBudget.Seconds()/s))
+	if n <= 1 {
+		return s, nil
+	}
+	return run(n)
 }
 
 // ProbeDevice probes device idx of env (-1: the first GPU, else the CPU)

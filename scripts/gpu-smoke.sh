@@ -22,7 +22,7 @@ if [ ! -x "$tb" ]; then
 fi
 libdir=$(dirname "$tb")
 if ! ls "$libdir"/libggml-cuda.so* >/dev/null 2>&1; then
-  scripts/build-cuda.sh "$libdir"
+  scripts/build-backend.sh "$libdir"
 fi
 
 out=${OUT:-$(mktemp -d)}

@@ -79,6 +79,16 @@ func newApp() *cli.App {
 				lvl = engine.LogInfo
 			}
 			engine.Init(engine.Options{BackendDirs: c.StringSlice("backend-dir"), Log: lvl})
+			// A backend asked for (--backend-dir, TOKBENCH_BACKEND_DIR) that
+			// did not load is an error; one beside the binary, a warning.
+			if errs := engine.BackendErrors(); len(errs) > 0 {
+				if c.IsSet("backend-dir") || os.Getenv("TOKBENCH_BACKEND_DIR") != "" {
+					return errors.Join(errs...)
+				}
+				for _, err := range errs {
+					fmt.Fprintln(os.Stderr, "tokbench: warning:", err)
+				}
+			}
 			return nil
 		},
 		Commands: []*cli.Command{runCommand(), sweepCommand(), loadCommand(), capacityCommand(), reportCommand(), baselineCommand(),
