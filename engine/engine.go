@@ -84,7 +84,9 @@ func loadDir(dir string) []error {
 	var errs []error
 	for _, lib := range libs {
 		name := filepath.Base(lib)
-		if strings.Contains(name, "ggml-base") || !(strings.HasSuffix(name, ".so") || strings.HasSuffix(name, ".dylib") || strings.HasSuffix(name, ".dll")) {
+		// The CPU backend is compiled in: a CPU variant library beside it
+		// (an ollama lib folder) would register a second one.
+		if strings.Contains(name, "ggml-base") || strings.Contains(name, "ggml-cpu") || !(strings.HasSuffix(name, ".so") || strings.HasSuffix(name, ".dylib") || strings.HasSuffix(name, ".dll")) {
 			continue
 		}
 		clearError()
