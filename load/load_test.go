@@ -95,7 +95,7 @@ func TestClosedLoop(t *testing.T) {
 }
 
 func TestOpenLoopRate(t *testing.T) {
-	for _, b := range []float64{1, 4} {
+	for _, b := range []float64{1, 0.25, 4} {
 		reqs := make([]Request, 4000)
 		Arrivals(reqs, 10, b, 3)
 		var gaps []float64
@@ -113,9 +113,10 @@ func TestOpenLoopRate(t *testing.T) {
 			sq += (g - mean) * (g - mean)
 		}
 		cv2 := sq / float64(len(gaps)) / (mean * mean)
-		// 4000 gaps: the mean within 5% (about 3 standard errors at b=1).
-		if math.Abs(mean-0.1) > 0.005*math.Sqrt(b) || math.Abs(cv2-b) > 0.3*b {
-			t.Errorf("burstiness %g: mean gap %.4f (want 0.1), CV² %.2f (want %g)", b, mean, cv2, b)
+		// Gamma gaps of shape b (vLLM's burstiness): CV² 1/b. 4000 gaps: the
+		// mean within about 3 standard errors.
+		if want := 1 / b; math.Abs(mean-0.1) > 0.005*math.Sqrt(want) || math.Abs(cv2-want) > 0.3*want {
+			t.Errorf("burstiness %g: mean gap %.4f (want 0.1), CV² %.2f (want %g)", b, mean, cv2, want)
 		}
 	}
 	f := newFake(t)

@@ -148,13 +148,14 @@ func (w Workload) sample(r *rand.Rand, i int) (prompt, output int) {
 }
 
 // Arrivals sets open-loop arrival times of conversations: a renewal
-// process at rate per second whose gaps have squared coefficient of
-// variation burstiness (1: Poisson; above 1 burstier, gamma-distributed
-// gaps), deterministic for a seed. A later turn arrives when the one
-// before it ends.
+// process at rate per second whose gaps are gamma-distributed with shape
+// burstiness, as vLLM's benchmark means it (1: Poisson; below 1 burstier,
+// the gaps' squared coefficient of variation being 1/burstiness; above 1
+// more regular), deterministic for a seed. A later turn arrives when the
+// one before it ends.
 func Arrivals(reqs []Request, rate, burstiness float64, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 0xD1B54A32D192ED03))
-	shape := 1 / burstiness
+	shape := burstiness
 	t := 0.0
 	for i := range reqs {
 		if reqs[i].Turn == 0 {

@@ -133,3 +133,20 @@ func ProbeDevice(env Env, idx, threads int, types []string, reps int, dir string
 	path, err := p.Save(dir)
 	return p, path, err
 }
+
+// EnsureProbe probes, once, the device a point runs on when its hardware
+// class has no probe in dir yet (a few seconds on a CPU), so that the
+// point's roofline has ceilings; log says so. Nothing when one exists.
+func EnsureProbe(env Env, p point.Point, dir string, log func(string)) error {
+	class := env.Device(p).Class
+	if old, err := roofline.LoadProbe(dir, class); err != nil || old != nil {
+		return err
+	}
+	dev, ok := env.workingDevice(p)
+	if !ok {
+		return nil
+	}
+	log(fmt.Sprintf("no ceilings known for %s yet: probing it once (cached; tokbench probe measures it again, --no-probe skips this)", class))
+	_, _, err := ProbeDevice(env, dev.Index, p.Threads, []string{"f16", "q8_0", "q4_0"}, 3, dir, log)
+	return err
+}

@@ -31,7 +31,7 @@ func capacityCommand() *cli.Command {
 			&cli.IntFlag{Name: "slots", Value: 16, Usage: "open loop: sequences served at once"},
 			&cli.Float64Flag{Name: "max-rate", Value: 64, Usage: "open loop: largest rate tried, requests per second"},
 			&cli.IntFlag{Name: "requests", Value: 128, Usage: "open loop: requests per probe"},
-			&cli.Float64Flag{Name: "burstiness", Value: 1, Usage: "open loop: squared CV of the gaps"},
+			&cli.Float64Flag{Name: "burstiness", Value: 1, Usage: "open loop: gamma shape of the gaps, as vLLM's (1: Poisson, below 1: burstier)"},
 			&cli.StringFlag{Name: "out", Usage: "append the search (every probe) as one JSON line to this file (tokbench report reads it)"},
 		), telemetryFlags()...),
 		Action: doCapacity,

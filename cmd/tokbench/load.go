@@ -25,13 +25,13 @@ func loadCommand() *cli.Command {
 		Name:  "load",
 		Usage: "serve a stream of requests with continuous batching and measure what users see",
 		UsageText: "tokbench load -m M --workload short --concurrency 8 --requests 64 [--rate 2] [--seed N] [--slo ttft_p99=2s,itl_p99=60ms] [--out load.jsonl] [-o table|json]\n" +
-			"   tokbench load -m M --prompt-len uniform:512-2048 --output-len normal:128,32 --rate 2 --burstiness 4 --requests 100\n" +
+			"   tokbench load -m M --prompt-len uniform:512-2048 --output-len normal:128,32 --rate 2 --burstiness 0.25 --requests 100\n" +
 			"   tokbench load -m M --workload short --concurrency 8 --abusive-fraction 0.25 --abusive-shape long-prompt [--max-prompt 512 --fair]\n" +
 			"   tokbench load -m M --workload my-workload.yaml --metrics-addr :9464",
 		Flags: append(append(serveFlags(),
 			&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "closed loop: clients, each keeping one request in flight"},
 			&cli.Float64Flag{Name: "rate", Usage: "open loop instead: conversations (requests) per second"},
-			&cli.Float64Flag{Name: "burstiness", Value: 1, Usage: "open loop: squared CV of the gaps (1: Poisson, more: burstier)"},
+			&cli.Float64Flag{Name: "burstiness", Value: 1, Usage: "open loop: gamma shape of the gaps, as vLLM's (1: Poisson, below 1: burstier, CV² = 1/burstiness)"},
 			&cli.IntFlag{Name: "clients", Usage: "open loop: clients the requests come from (default: the slots)"},
 			&cli.IntFlag{Name: "requests", Value: 64, Usage: "legitimate requests in the run"},
 			&cli.IntFlag{Name: "slots", Usage: "sequences served at once (default: the concurrency, 16 for an open loop)"},

@@ -17,7 +17,7 @@ import (
 	"github.com/tokbench/tokbench/engine"
 )
 
-var version = "0.1.0"
+var version = "0.2.0"
 
 // Exit codes: 0 ok, 1 failure, 2 bad input (flags, values), 130 interrupted.
 const (

@@ -421,3 +421,37 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("table: exit %d %s", r.code, r.stdout)
 	}
 }
+
+// A first run on hardware without a probe probes it once (cached), so its
+// roofline has ceilings; the second run does not probe again; --no-probe
+// leaves the class unprobed and says "no ceiling".
+func TestRunProbesOnce(t *testing.T) {
+	model := tinyModel(t)
+	run := func(cache string, args ...string) (string, []map[string]any) {
+		cmd := exec.Command(binPath, append([]string{"run", "-m", model, "-p", "0", "-n", "8", "-r", "2", "-t", "1", "--no-kernels", "-o", "json"}, args...)...)
+		cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+cache)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("run: %v %s", err, errb.String())
+		}
+		var recs []map[string]any
+		if err := json.Unmarshal(out.Bytes(), &recs); err != nil || len(recs) != 1 {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		return errb.String(), recs
+	}
+	cache := t.TempDir()
+	stderr, recs := run(cache)
+	a, _ := recs[0]["roofline"].(map[string]any)
+	if !strings.Contains(stderr, "probing it once") || a == nil || a["peak_source"] != "probe" || a["verdict"] == "no ceiling" {
+		t.Errorf("first run: roofline %v\n%s", a, stderr)
+	}
+	if stderr, _ := run(cache); strings.Contains(stderr, "probing") {
+		t.Errorf("the second run probed again:\n%s", stderr)
+	}
+	stderr, recs = run(t.TempDir(), "--no-probe")
+	if a, _ := recs[0]["roofline"].(map[string]any); strings.Contains(stderr, "probing") || a == nil || a["verdict"] != "no ceiling" {
+		t.Errorf("--no-probe: roofline %v\n%s", a, stderr)
+	}
+}

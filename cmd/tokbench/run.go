@@ -26,8 +26,9 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "measure one point: prompt processing (pp) and generation (tg), llama-bench's method",
 		UsageText: "tokbench run -m MODEL.gguf [-p 512] [-n 128] [-d 0] [--parallel 1] [-r 5] [-o table|json|jsonl|csv|md]\n   tokbench run --synth llama-1b --synth-type q4_0 ...",
-		Flags:     append(pointFlags(), telemetryFlags()...),
-		Action:    doRun,
+		Flags: append(append(pointFlags(), telemetryFlags()...),
+			&cli.BoolFlag{Name: "no-probe", Usage: "do not probe this hardware class's ceilings when none are known yet (the roofline then says no ceiling)"}),
+		Action: doRun,
 	}
 }
 
@@ -125,11 +126,18 @@ func doRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	env := measure.DescribeEnv(version)
+	if !c.Bool("no-probe") {
+		// A first run on new hardware shows its verdicts, not "no ceiling".
+		if err := measure.EnsureProbe(env, p, env.CacheDir, func(s string) { fmt.Fprintln(os.Stderr, s) }); err != nil {
+			fmt.Fprintln(os.Stderr, "tokbench: probe:", err)
+		}
+	}
 	sampler, stopSampling, err := startSampling(c)
 	if err != nil {
 		return err
 	}
-	recs, err := measure.Measure(c.Context, p, measure.DescribeEnv(version), sampler, func(r record.Record) {
+	recs, err := measure.Measure(c.Context, p, env, sampler, func(r record.Record) {
 		fmt.Fprintf(os.Stderr, "%s: %.2f t/s\n", r.Test, r.AvgTs)
 	})
 	if serr := stopSampling(); serr != nil && err == nil {
