@@ -290,14 +290,17 @@ func TestSlurmFleet(t *testing.T) {
 		if strings.TrimSpace(out) == "" && lines(shard1) >= 4 {
 			break
 		}
-		if st, _ := slurm(env, "squeue", "-h", "-j", job+"_1", "-o", "%T %r"); strings.Contains(st, "PENDING") && strings.Contains(st, "BeginTime") {
+		if st, _ := slurm(env, "squeue", "-h", "-j", job+"_1", "-o", "%T %r"); strings.Contains(st, "PENDING") {
+			slurm(env, "scontrol", "release", job+"_1")
 			slurm(env, "scontrol", "update", "JobId="+job+"_1", "StartTime=now")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("the array finished after %s", time.Since(t0).Round(time.Millisecond))
-	if out, _ := slurm(env, "squeue", "-h", "-j", job); strings.TrimSpace(out) != "" {
-		t.Fatalf("the array did not finish in 5 minutes: %s", out)
+	if out, _ := slurm(env, "squeue", "-h", "-j", job); strings.TrimSpace(out) != "" || lines(shard1) < 4 {
+		show, _ := slurm(env, "scontrol", "show", "job", job+"_1")
+		log, _ := os.ReadFile(filepath.Join(dir, "slurmctld.log"))
+		t.Fatalf("the array did not finish in 5 minutes: %s\n%s\n%s", out, show, log)
 	}
 	if out, _ := slurm(env, "scontrol", "show", "job", job+"_1"); !requeued || !strings.Contains(out, "Restarts=1") {
 		t.Errorf("task 1 was not restarted: %s", out)
