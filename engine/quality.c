@@ -19,18 +19,13 @@ static float row_max(const float *x, int32_t n, int32_t *at) {
     return m;
 }
 
-// row_lse is log(sum(exp(x))) of a row of logits whose largest is m.
-static double row_lse(const float *x, int32_t n, float m) {
-    double s = 0;
-    for (int32_t i = 0; i < n; i++) s += expf(x[i] - m);
-    return (double)m + log(s);
-}
-
-// tail_mass is the probability of the tokens of a row not among ids[0..n),
-// summed directly (one minus the kept mass would cancel to noise when the
-// tail is small). kept is all zero on entry and on return.
-static double tail_mass(const float *x, int32_t nv, float m, const int32_t *ids, int32_t n, uint8_t *kept) {
-    if (n >= nv) return 0;
+// row_sums is log(sum(exp(x))) of a row of logits whose largest is m and,
+// when tail is not NULL, the probability of the tokens not among
+// ids[0..n), summed directly in the same pass (one minus the kept mass
+// would cancel to noise when the tail is small). Every call sums in the
+// same order, so the same row gives the same figures to the last bit.
+// kept is all zero on entry and on return.
+static double row_sums(const float *x, int32_t nv, float m, const int32_t *ids, int32_t n, uint8_t *kept, double *tail) {
     for (int32_t j = 0; j < n; j++) kept[ids[j]] = 1;
     double s = 0, st = 0;
     for (int32_t i = 0; i < nv; i++) {
@@ -39,7 +34,8 @@ static double tail_mass(const float *x, int32_t nv, float m, const int32_t *ids,
         if (!kept[i]) st += e;
     }
     for (int32_t j = 0; j < n; j++) kept[ids[j]] = 0;
-    return st / s;
+    if (tail) *tail = st / s;
+    return (double)m + log(s);
 }
 
 // logp is one token's log-probability. Both modes round it to float the
@@ -89,7 +85,7 @@ static void base_row(const float *x, int32_t nv, int32_t next, tb_qrows *q, int3
     int32_t *ids = q->ids + (int64_t)r * q->k;
     float *lps = q->lps + (int64_t)r * q->k;
     float m = row_max(x, nv, NULL);
-    double lse = row_lse(x, nv, m);
+    double lse = row_sums(x, nv, m, NULL, 0, kept, NULL);
     int32_t k = q->k < nv ? q->k : nv;
     top_k(x, nv, k, ids, lps);
     double mass = 0;
@@ -100,7 +96,7 @@ static void base_row(const float *x, int32_t nv, int32_t next, tb_qrows *q, int3
         n++;
     }
     q->n[r] = n;
-    q->tail_p[r] = tail_mass(x, nv, m, ids, n, kept);
+    row_sums(x, nv, m, ids, n, kept, &q->tail_p[r]);
     q->lp_next[r] = logp(x[next], lse);
 }
 
@@ -109,14 +105,16 @@ static void compare_row(const float *x, int32_t nv, int32_t next, tb_qrows *q, i
     const float *lps = q->lps + (int64_t)r * q->k;
     int32_t best;
     float m = row_max(x, nv, &best);
-    double lse = row_lse(x, nv, m);
+    // One pass gives the normaliser and this model's mass on the base's tail.
+    double qt;
+    double lse = row_sums(x, nv, m, ids, q->n[r], kept, &qt);
     double kld = 0;
     for (int32_t j = 0; j < q->n[r]; j++) {
         double lp = lps[j], lq = logp(x[ids[j]], lse);
         kld += exp(lp) * (lp - lq);
     }
     // The base's tokens beyond those kept, as one outcome.
-    double pt = q->tail_p[r], qt = tail_mass(x, nv, m, ids, q->n[r], kept);
+    double pt = q->tail_p[r];
     if (pt > 0) kld += pt * log(pt / (qt > DBL_MIN ? qt : DBL_MIN));
     q->kld[r] = kld;
     q->top[r] = best == ids[0];
