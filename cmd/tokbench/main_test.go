@@ -47,6 +47,13 @@ type result struct {
 
 func tokbench(t *testing.T, args ...string) result {
 	t.Helper()
+	return tokbenchEnv(t, nil, args...)
+}
+
+// tokbenchEnv is tokbench with more environment variables (they win over
+// the test's own and the default cache).
+func tokbenchEnv(t *testing.T, env []string, args ...string) result {
+	t.Helper()
 	// Generous: llama.cpp's threads spin-wait, so a 2-core machine busy
 	// with another benchmark slows a command down many times over.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -56,6 +63,7 @@ func tokbench(t *testing.T, args ...string) result {
 	if os.Getenv("TOKBENCH_CACHE") == "" {
 		cmd.Env = append(cmd.Env, "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
 	}
+	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -428,18 +436,12 @@ func TestDoctor(t *testing.T) {
 func TestRunProbesOnce(t *testing.T) {
 	model := tinyModel(t)
 	run := func(cache string, args ...string) (string, []map[string]any) {
-		cmd := exec.Command(binPath, append([]string{"run", "-m", model, "-p", "0", "-n", "8", "-r", "2", "-t", "1", "--no-kernels", "-o", "json"}, args...)...)
-		cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+cache)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("run: %v %s", err, errb.String())
-		}
+		r := tokbenchEnv(t, []string{"TOKBENCH_CACHE=" + cache}, append([]string{"run", "-m", model, "-p", "0", "-n", "8", "-r", "2", "-t", "1", "--no-kernels", "-o", "json"}, args...)...)
 		var recs []map[string]any
-		if err := json.Unmarshal(out.Bytes(), &recs); err != nil || len(recs) != 1 {
-			t.Fatalf("%v: %s", err, out.String())
+		if err := json.Unmarshal([]byte(r.stdout), &recs); r.code != 0 || err != nil || len(recs) != 1 {
+			t.Fatalf("run: exit %d, %v: %s%s", r.code, err, r.stdout, r.stderr)
 		}
-		return errb.String(), recs
+		return r.stderr, recs
 	}
 	cache := t.TempDir()
 	stderr, recs := run(cache)

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The GPU code path on a software Vulkan device: ggml's Vulkan backend on
@@ -37,26 +36,11 @@ func vulkanDir(t *testing.T) string {
 // them), with its own cache folder (probes are per class).
 func vk(t *testing.T, cache string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binPath, append([]string{"--backend-dir", vulkanDir(t)}, args...)...)
-	cmd.Env = append(os.Environ(), "GGML_VK_VISIBLE_DEVICES=0", "TOKBENCH_CACHE="+cache)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	r := tokbenchEnv(t, []string{"GGML_VK_VISIBLE_DEVICES=0", "TOKBENCH_CACHE=" + cache}, append([]string{"--backend-dir", vulkanDir(t)}, args...)...)
+	if r.code == 134 {
+		t.Fatalf("tokbench %v aborted:\n%s", args, r.stderr)
 	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatalf("tokbench %v: no end in 10 minutes", args)
-	}
-	code := cmd.ProcessState.ExitCode()
-	if strings.Contains(errb.String(), "panic:") || strings.Contains(errb.String(), "SIGSEGV") || code == 134 {
-		t.Fatalf("tokbench %v crashed (exit %d):\n%s", args, code, errb.String())
-	}
-	return result{out.String(), errb.String(), code}
+	return r
 }
 
 type vkRecord struct {
