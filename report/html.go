@@ -177,8 +177,11 @@ func HTMLWith(w io.Writer, recs []record.Record, tl Timeline, ts []Tradeoff) err
 	return err
 }
 
-func align(c column) string {
-	if c.right {
+func align(c column) string { return alignAttr(c.right) }
+
+// alignAttr is a table cell's class: right-aligned (numbers) by default.
+func alignAttr(right bool) string {
+	if right {
 		return ""
 	}
 	return ` class="l"`

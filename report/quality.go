@@ -189,13 +189,13 @@ func tradeoffHTML(b *strings.Builder, ts []Tradeoff) {
 	cols := tradeoffCols(true)
 	b.WriteString("<h2>Quality and speed</h2>\n<table><tr>")
 	for _, c := range cols {
-		fmt.Fprintf(b, "<th%s>%s</th>", map[bool]string{true: "", false: ` class="l"`}[c.right], esc(c.head))
+		fmt.Fprintf(b, "<th%s>%s</th>", alignAttr(c.right), esc(c.head))
 	}
 	b.WriteString("</tr>\n")
 	for i := range ts {
 		b.WriteString("<tr>")
 		for _, c := range cols {
-			fmt.Fprintf(b, "<td%s>%s</td>", map[bool]string{true: "", false: ` class="l"`}[c.right], esc(c.value(&ts[i])))
+			fmt.Fprintf(b, "<td%s>%s</td>", alignAttr(c.right), esc(c.value(&ts[i])))
 		}
 		b.WriteString("</tr>\n")
 	}
