@@ -3,6 +3,7 @@ package load
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -22,6 +23,11 @@ type Trial struct {
 	Why         string  `json:"why"`               // the SLOs missed, or why it could not run
 	Missed      []SLO   `json:"-"`                 // the SLOs missed
 	NotRun      bool    `json:"not_run,omitempty"` // the load could not run (its context did not fit)
+	// Cut says why the probe stopped before its last request: an SLO
+	// already certain to be missed (judged, failed), or the search's end
+	// (NotJudged).
+	Cut       string `json:"cut,omitempty"`
+	NotJudged bool   `json:"not_judged,omitempty"`
 	// When it ran, for telemetry.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
@@ -34,6 +40,10 @@ type CapacityResult struct {
 	PerUserTs   float64 `json:"per_user_ts_p50"`
 	OutputTps   float64 `json:"output_ts"`
 	BoundBy     string  `json:"bound_by"`
+	// Stopped says why the search ended before it converged (interrupted,
+	// --max-time, saturation): the answer is then the best so far, a
+	// lower bound.
+	Stopped string `json:"stopped,omitempty"`
 	// Deciding is the probe that bound the search (the first that failed;
 	// the largest, if none did); Roofline is its decode against the
 	// hardware's ceiling, where the caller knows one.
@@ -54,149 +64,353 @@ type CapacityOptions struct {
 	Seed              uint64
 	Guards            Guards
 	Clock             Clock // nil: the real one
+	// MaxTime bounds the whole search (0: none): no probe starts that the
+	// last one's pace says cannot finish in it, and one running at the
+	// limit is cut; the answer is the best so far.
+	MaxTime time.Duration
+	// KeepRaising turns off the saturation stop: by default the search
+	// stops raising the load once a doubling gains under SaturationGain
+	// output t/s while the latency climbs (guidellm's over-saturation
+	// stop): past that point more load only queues.
+	KeepRaising bool
+	// Probed, if set, is given each probe as soon as it is judged, with
+	// the search's outlook; an error ends the search.
+	Probed func(Trial, Outlook) error
 }
+
+// SaturationGain is the output t/s a doubled load must add (as a share)
+// for the search to keep raising it; SaturationLatency, the growth of
+// the median end-to-end latency that, with too little gain, marks the
+// server saturated.
+const (
+	SaturationGain    = 0.10
+	SaturationLatency = 1.5
+)
+
+// Outlook is where a search stands after a probe.
+type Outlook struct {
+	Probes  int           // judged so far
+	Left    int           // at most this many more
+	Elapsed time.Duration // since the search began
+	Last    time.Duration // the last probe's run time
+}
+
+// ETA is the time the probes left would take at the last one's pace.
+func (o Outlook) ETA() time.Duration { return time.Duration(o.Left) * o.Last }
 
 // Server makes an engine with slots sequences for one probe; its closer
 // frees it. An error (a context that does not fit) fails the probe.
 type Server func(slots int) (Engine, func(), error)
+
+// errSearchEnd ends a search early with the best answer so far.
+var errSearchEnd = errors.New("search ended")
 
 // Capacity finds the largest load whose run meets every SLO: closed loop,
 // the concurrency (doubling from 1 until a probe fails, then bisecting
 // between the last pass and the first failure); open loop (o.Slots > 0),
 // the arrival rate (doubling from MaxRate/16, then bisecting to within 5%).
 // Each probe leaves out its first wave (as many requests as slots,
-// started on an empty server) so that what is judged is the steady state.
+// started on an empty server) so that what is judged is the steady state,
+// and stops as soon as an SLO is certain to be missed. An interruption
+// (ctx), MaxTime or saturation ends the search early: the result says so
+// (Stopped) and holds every probe judged.
 func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o CapacityOptions) (CapacityResult, error) {
-	var res CapacityResult
 	if len(slos) == 0 {
-		return res, fmt.Errorf("capacity needs at least one SLO (--slo ttft_p99=2s,itl_p99=60ms)")
+		return CapacityResult{}, fmt.Errorf("capacity needs at least one SLO (--slo ttft_p99=2s,itl_p99=60ms)")
 	}
-	open := o.Slots > 0
-	tried := map[float64]*Trial{}
-	probe := func(x float64) (*Trial, error) {
-		if p, ok := tried[x]; ok {
-			return p, nil
-		}
-		p := &Trial{}
-		tried[x] = p
-		slots, reqs := int(x), []Request(nil)
-		opts := Options{Concurrency: slots, Guards: o.Guards, Clock: o.Clock}
-		if open {
-			p.Rate, slots = x, o.Slots
-			reqs = w.Generate(max(o.Requests, 2*slots), o.Seed)
-			Arrivals(reqs, x, cmp.Or(o.Burstiness, 1), o.Seed)
-			opts.Concurrency = 0
-		} else {
-			p.Concurrency = slots
-			reqs = w.Generate(slots*max(o.RequestsPerClient, 2), o.Seed)
-		}
-		opts.Slots = slots
-		eng, closeFn, err := srv(slots)
-		if err != nil {
-			p.Why, p.NotRun = err.Error(), true
-			return p, nil
-		}
-		defer closeFn()
-		clock := clockOr(o.Clock)
-		p.Start = clock.Now()
-		outs, _, overhead, err := Run(ctx, eng, reqs, opts)
-		p.End = clock.Now()
-		if err != nil {
-			return nil, err
-		}
-		steady := outs[min(slots, len(outs)):]
-		p.Summary = Tally(steady, runSeconds(steady), overhead, slos)
-		var missed []string
-		for _, slo := range slos {
-			if !p.Summary.SLOsMet[slo.String()] {
-				p.Missed = append(p.Missed, slo)
-				missed = append(missed, slo.String())
-			}
-		}
-		sort.Strings(missed)
-		p.Pass = len(missed) == 0 && p.Summary.Completed > 0
-		if !p.Pass {
-			p.Why = "missed " + strings.Join(missed, ", ")
-		}
-		return p, nil
+	s := &search{o: o, srv: srv, w: w, slos: slos, open: o.Slots > 0, clock: clockOr(o.Clock), tried: map[float64]*Trial{}}
+	s.start = s.clock.Now()
+	s.first, s.top = 1, float64(o.MaxConcurrency)
+	if s.open {
+		s.first, s.top = o.MaxRate/16, o.MaxRate
 	}
-	first, top, done := 1.0, float64(o.MaxConcurrency), func(lo, hi float64) bool { return hi-lo <= 1 }
-	if open {
-		first, top, done = o.MaxRate/16, o.MaxRate, func(lo, hi float64) bool { return hi <= lo*1.05 }
+	lo, hi, err := s.bracket(ctx)
+	if err == nil {
+		lo, hi, err = s.bisect(ctx, lo, hi)
 	}
-	lo, hi := 0.0, 0.0
-	for x := first; x <= top; x *= 2 {
-		p, err := probe(x)
+	if err != nil && !errors.Is(err, errSearchEnd) {
+		return CapacityResult{}, err
+	}
+	return s.result(lo, hi), nil
+}
+
+// search is one capacity search's state.
+type search struct {
+	o          CapacityOptions
+	srv        Server
+	w          Workload
+	slos       []SLO
+	open       bool
+	clock      Clock
+	start      time.Time
+	first, top float64
+	tried      map[float64]*Trial
+	judged     int
+	last       time.Duration
+	cut        []Trial // probes the search's end cut short, not judged
+	stopped    string
+	saturated  string
+}
+
+// bracket doubles the load from the first until a probe fails (hi), the
+// top is reached, or the server saturates.
+func (s *search) bracket(ctx context.Context) (lo, hi float64, err error) {
+	var prev *Trial
+	for x := s.first; x <= s.top; x *= 2 {
+		p, err := s.probe(ctx, x, lo, 0)
 		if err != nil {
-			return res, err
+			return lo, 0, err
 		}
 		if !p.Pass {
-			hi = x
-			break
+			return lo, x, nil
 		}
 		lo = x
+		if why := s.saturation(prev, p); why != "" {
+			s.saturated, s.stopped = why, "saturated"
+			return lo, 0, errSearchEnd
+		}
+		prev = p
 	}
-	if hi == 0 && lo < top {
-		p, err := probe(top)
+	if lo < s.top {
+		p, err := s.probe(ctx, s.top, lo, 0)
 		if err != nil {
-			return res, err
+			return lo, 0, err
 		}
-		if p.Pass {
-			lo = top
-		} else {
-			hi = top
+		if !p.Pass {
+			return lo, s.top, nil
 		}
+		lo = s.top
 	}
-	for hi > 0 && !done(lo, hi) && ctx.Err() == nil {
+	return lo, 0, nil
+}
+
+// bisect narrows [lo, hi) to the search's resolution: one sequence
+// closed loop, 5% open loop.
+func (s *search) bisect(ctx context.Context, lo, hi float64) (float64, float64, error) {
+	for hi > 0 && !s.converged(lo, hi) {
 		mid := (lo + hi) / 2
-		if !open {
+		if !s.open {
 			mid = math.Floor(mid)
 		} else if lo == 0 {
 			mid = hi / 2
 		}
-		p, err := probe(mid)
+		p, err := s.probe(ctx, mid, lo, hi)
 		if err != nil {
-			return res, err
+			return lo, hi, err
 		}
 		if p.Pass {
 			lo = mid
 		} else {
 			hi = mid
 		}
-		if open && lo == 0 && hi < first/64 {
+		if s.open && lo == 0 && hi < s.first/64 {
 			break // not even a trickle meets the SLOs
 		}
 	}
-	for _, p := range tried {
+	return lo, hi, nil
+}
+
+func (s *search) converged(lo, hi float64) bool {
+	if s.open {
+		return hi <= lo*1.05
+	}
+	return hi-lo <= 1
+}
+
+// left is at most how many more probes the search needs from [lo, hi)
+// (hi 0: still doubling).
+func (s *search) left(lo, hi float64) int {
+	steps := func(lo, hi float64) int {
+		n := 0
+		for ; hi > 0 && !s.converged(lo, hi); n++ {
+			lo = (lo + hi) / 2
+		}
+		return n
+	}
+	if hi > 0 {
+		return steps(lo, hi)
+	}
+	n, x := 0, max(lo, s.first/2)
+	for x*2 <= s.top {
+		x, n = x*2, n+1
+	}
+	if x < s.top {
+		n++
+	}
+	return n + steps(s.top/2, s.top)
+}
+
+// probe runs and judges one load x (cached), unless the search must end
+// first. lo and hi are the bracket it is tried in, for the outlook.
+func (s *search) probe(ctx context.Context, x, lo, hi float64) (*Trial, error) {
+	if p, ok := s.tried[x]; ok {
+		return p, nil
+	}
+	if err := s.mayStart(ctx); err != nil {
+		return nil, err
+	}
+	p := &Trial{}
+	s.tried[x] = p
+	slots, reqs := int(x), []Request(nil)
+	opts := Options{Concurrency: slots, Guards: s.o.Guards, Clock: s.o.Clock}
+	if s.open {
+		p.Rate, slots = x, s.o.Slots
+		reqs = s.w.Generate(max(s.o.Requests, 2*slots), s.o.Seed)
+		Arrivals(reqs, x, cmp.Or(s.o.Burstiness, 1), s.o.Seed)
+		opts.Concurrency = 0
+	} else {
+		p.Concurrency = slots
+		reqs = s.w.Generate(slots*max(s.o.RequestsPerClient, 2), s.o.Seed)
+	}
+	opts.Slots = slots
+	p.Start = s.clock.Now()
+	eng, closeFn, err := s.srv(slots)
+	if err != nil {
+		p.Why, p.NotRun, p.End = err.Error(), true, p.Start
+		return p, s.judged1(p, lo, hi)
+	}
+	defer closeFn()
+	pctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	w := &watch{s: s, cancel: cancel, steady: reqs[min(slots, len(reqs)):]}
+	w.init()
+	opts.Observer = w
+	outs, _, overhead, err := Run(pctx, eng, reqs, opts)
+	p.End = s.clock.Now()
+	if err != nil {
+		return nil, err
+	}
+	steady := outs[min(slots, len(outs)):]
+	p.Summary = Tally(steady, runSeconds(steady), overhead, s.slos)
+	cause := context.Cause(pctx)
+	switch {
+	case ctx.Err() != nil:
+		p.Cut, p.NotJudged, s.stopped = "interrupted", true, "interrupted"
+	case errors.Is(cause, errMaxTime):
+		p.Cut, p.NotJudged, s.stopped = "--max-time reached", true, fmt.Sprintf("--max-time %s reached", s.o.MaxTime)
+	}
+	if p.NotJudged {
+		p.Why = fmt.Sprintf("cut (%s) after %d of %d requests: not judged", p.Cut, p.Summary.Completed, len(steady))
+		delete(s.tried, x)
+		s.cut = append(s.cut, *p)
+		return nil, errSearchEnd
+	}
+	var missed []string
+	for _, slo := range s.slos {
+		if !p.Summary.SLOsMet[slo.String()] || slices.Contains(w.certain, slo) {
+			p.Missed = append(p.Missed, slo)
+			missed = append(missed, slo.String())
+		}
+	}
+	sort.Strings(missed)
+	p.Pass = len(missed) == 0 && p.Summary.Completed > 0
+	if !p.Pass {
+		p.Why = "missed " + strings.Join(missed, ", ")
+	}
+	if len(w.certain) > 0 {
+		p.Cut = fmt.Sprintf("stopped after %d of %d requests: already certain to miss", p.Summary.Completed, len(steady))
+	}
+	return p, s.judged1(p, lo, hi)
+}
+
+// judged1 counts a judged probe and hands it on with the outlook.
+func (s *search) judged1(p *Trial, lo, hi float64) error {
+	s.judged++
+	s.last = p.End.Sub(p.Start)
+	if s.o.Probed == nil {
+		return nil
+	}
+	x := cmp.Or(p.Rate, float64(p.Concurrency))
+	if p.Pass {
+		lo = x
+	} else {
+		hi = x
+	}
+	return s.o.Probed(*p, Outlook{Probes: s.judged, Left: s.left(lo, hi), Elapsed: s.clock.Now().Sub(s.start), Last: s.last})
+}
+
+// mayStart ends the search before a probe that cannot be run: the run
+// was interrupted, or the last probe's pace says this one would not
+// finish within MaxTime.
+func (s *search) mayStart(ctx context.Context) error {
+	if ctx.Err() != nil {
+		s.stopped = "interrupted"
+		return errSearchEnd
+	}
+	if s.o.MaxTime <= 0 {
+		return nil
+	}
+	if used := s.clock.Now().Sub(s.start); used+s.last > s.o.MaxTime {
+		s.stopped = fmt.Sprintf("--max-time %s: %s used, and the next probe would take about %s", s.o.MaxTime, RoundDuration(used), RoundDuration(s.last))
+		return errSearchEnd
+	}
+	return nil
+}
+
+// saturation says why the server is saturated at p, a doubling of prev
+// (both passed), or "" if it is not: the doubling added under
+// SaturationGain output t/s and the median latency grew by
+// SaturationLatency or more. Off with KeepRaising.
+func (s *search) saturation(prev, p *Trial) string {
+	if prev == nil || s.o.KeepRaising || prev.Summary.OutputTps <= 0 || prev.Summary.E2EMs.P50 <= 0 {
+		return ""
+	}
+	gain := p.Summary.OutputTps/prev.Summary.OutputTps - 1
+	lat := p.Summary.E2EMs.P50 / prev.Summary.E2EMs.P50
+	if gain >= SaturationGain || lat < SaturationLatency {
+		return ""
+	}
+	return fmt.Sprintf("saturated at %s: doubling the load from %s added %+.0f%% output t/s (%.1f to %.1f) while the median end-to-end latency grew %.1fx; more load only queues, so the search stopped raising it (--keep-raising to go on)",
+		s.at(p), s.at(prev), 100*gain, prev.Summary.OutputTps, p.Summary.OutputTps, lat)
+}
+
+func (s *search) at(p *Trial) string {
+	if s.open {
+		return fmt.Sprintf("%.3g requests/s", p.Rate)
+	}
+	return fmt.Sprintf("%d sequences", p.Concurrency)
+}
+
+// result sums the search up: the largest load that passed (lo), what
+// bound it (the failure at hi, the memory, saturation, the search's
+// end), and every probe.
+func (s *search) result(lo, hi float64) CapacityResult {
+	res := CapacityResult{Stopped: s.stopped}
+	for _, p := range s.tried {
 		res.Trials = append(res.Trials, *p)
 	}
-	sort.Slice(res.Trials, func(i, j int) bool {
+	res.Trials = append(res.Trials, s.cut...)
+	sort.SliceStable(res.Trials, func(i, j int) bool {
 		a, b := res.Trials[i], res.Trials[j]
 		if a.Concurrency != b.Concurrency {
 			return a.Concurrency < b.Concurrency
 		}
 		return a.Rate < b.Rate
 	})
-	if open {
-		res.Rate, res.Slots = lo, o.Slots
+	if s.open {
+		res.Rate, res.Slots = lo, s.o.Slots
 	} else {
 		res.Concurrency = int(lo)
 	}
-	if p := tried[lo]; p != nil {
+	if p := s.tried[lo]; p != nil {
 		res.PerUserTs, res.OutputTps = p.Summary.PerUserTs.P50, p.Summary.OutputTps
 	}
 	at := fmt.Sprintf("%g sequences", hi)
-	if open {
+	if s.open {
 		at = fmt.Sprintf("%.3g requests/s", hi)
 	}
-	if d := tried[hi]; d != nil && d.Summary.Completed > 0 {
+	if d := s.tried[hi]; d != nil && d.Summary.Completed > 0 {
 		res.Deciding = d
-	} else if d := tried[lo]; d != nil {
+	} else if d := s.tried[lo]; d != nil {
 		res.Deciding = d
 	}
-	switch f := tried[hi]; {
+	switch f := s.tried[hi]; {
+	case s.saturated != "":
+		res.BoundBy = s.saturated
+	case hi == 0 && s.stopped != "":
+		res.BoundBy = fmt.Sprintf("not known: the search stopped (%s) with every probe up to %g passing", s.stopped, lo)
 	case hi == 0:
-		res.BoundBy = fmt.Sprintf("not reached: every probe up to %g met the SLOs", top)
+		res.BoundBy = fmt.Sprintf("not reached: every probe up to %g met the SLOs", s.top)
 	case f.NotRun:
 		res.BoundBy = "memory at " + at + ": " + f.Why
 	case slices.ContainsFunc(f.Missed, func(s SLO) bool { return s.Metric.Decode() }):
@@ -204,7 +418,21 @@ func Capacity(ctx context.Context, srv Server, w Workload, slos []SLO, o Capacit
 	default:
 		res.BoundBy = fmt.Sprintf("prefill and queueing at %s: %s", at, f.Why)
 	}
-	return res, nil
+	if s.stopped != "" && s.saturated == "" {
+		res.BoundBy += fmt.Sprintf("; the search stopped before converging (%s): the sustainable load is at least the one given", s.stopped)
+	}
+	return res
+}
+
+// RoundDuration keeps two or three significant digits of a duration.
+func RoundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(time.Second)
+	case d >= 10*time.Millisecond:
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Microsecond)
 }
 
 // runSeconds is the span from the first arrival to the last completion.

@@ -38,6 +38,7 @@ const (
 	KindRequest  Kind = "request"
 	KindLoad     Kind = "load"
 	KindCapacity Kind = "capacity"
+	KindProbe    Kind = "probe" // one probe of a capacity search, as soon as it is judged
 )
 
 // Line is one line of a load results file: a request's outcome, a run's
@@ -49,7 +50,14 @@ type Line struct {
 	Request  *Served         `json:"request,omitempty"`
 	Run      *Result         `json:"run,omitempty"`
 	Capacity *CapacityResult `json:"capacity,omitempty"`
+	Probe    *Trial          `json:"probe,omitempty"`
 	Provenance
+}
+
+// ProbeLine is a capacity probe's line of a results file, written as
+// soon as it is judged so that a killed search keeps it.
+func ProbeLine(p Trial, w Workload, prov Provenance) Line {
+	return Line{Kind: KindProbe, Workload: &w, Probe: &p, Provenance: prov}
 }
 
 // IsResults says whether a file's first line is a load results line.
@@ -57,7 +65,7 @@ func IsResults(path string) bool {
 	is := false
 	record.Lines(path, "JSON", func(n int, b []byte) error {
 		var l struct{ Kind Kind }
-		is = json.Unmarshal(b, &l) == nil && (l.Kind == KindRequest || l.Kind == KindLoad || l.Kind == KindCapacity)
+		is = json.Unmarshal(b, &l) == nil && (l.Kind == KindRequest || l.Kind == KindLoad || l.Kind == KindCapacity || l.Kind == KindProbe)
 		return errStop
 	})
 	return is
@@ -67,8 +75,11 @@ var errStop = fmt.Errorf("stop")
 
 // ReadResults reads the runs and capacity searches of a load results
 // file (request lines are counted, not kept); a torn last line, as a
-// killed run leaves, is skipped and reported.
+// killed run leaves, is skipped and reported. Probes that no search line
+// follows (a search killed outright) are summed up as a search of their
+// own that says so.
 func ReadResults(path string) (lines []Line, requests int, torn bool, err error) {
+	var probes []Line
 	_, torn, err = record.Lines(path, "a JSON line of tokbench load or capacity", func(n int, b []byte) error {
 		var l Line
 		if err := json.Unmarshal(b, &l); err != nil {
@@ -77,15 +88,42 @@ func ReadResults(path string) (lines []Line, requests int, torn bool, err error)
 		switch {
 		case l.Kind == KindRequest:
 			requests++
-		case l.Kind == KindLoad && l.Run != nil, l.Kind == KindCapacity && l.Capacity != nil:
+		case l.Kind == KindProbe && l.Probe != nil:
+			probes = append(probes, l)
+		case l.Kind == KindCapacity && l.Capacity != nil:
+			probes = nil
+			lines = append(lines, l)
+		case l.Kind == KindLoad && l.Run != nil:
 			lines = append(lines, l)
 		default:
-			return fmt.Errorf("%s line %d: kind %q is not a load, capacity or request line", path, n, l.Kind)
+			return fmt.Errorf("%s line %d: kind %q is not a load, capacity, probe or request line", path, n, l.Kind)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, 0, false, err
 	}
+	if len(probes) > 0 {
+		lines = append(lines, unfinished(probes))
+	}
 	return lines, requests, torn, nil
+}
+
+// unfinished sums up the probes of a search that wrote no result: the
+// largest load that passed, as a lower bound.
+func unfinished(probes []Line) Line {
+	c := &CapacityResult{Stopped: "killed: the file holds its probes but no result"}
+	for _, l := range probes {
+		p := *l.Probe
+		c.Trials = append(c.Trials, p)
+		if !p.Pass || p.NotJudged {
+			continue
+		}
+		if p.Rate > c.Rate || p.Concurrency > c.Concurrency {
+			c.Rate, c.Concurrency, c.PerUserTs, c.OutputTps = p.Rate, p.Concurrency, p.Summary.PerUserTs.P50, p.Summary.OutputTps
+		}
+	}
+	c.BoundBy = fmt.Sprintf("not known: the search was killed after %d probe(s); the sustainable load is at least the one given", len(probes))
+	l := probes[len(probes)-1]
+	return Line{Kind: KindCapacity, Workload: l.Workload, Capacity: c, Provenance: l.Provenance}
 }

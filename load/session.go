@@ -41,6 +41,8 @@ type Session struct {
 		Observer
 		Scenario(workload, scenario string)
 	}
+	// Progress, if set, shows each scenario's progress.
+	Progress *Progress
 	// Done, if set, is given each result as soon as it is complete
 	// (written to the results file).
 	Done func(*Result) error
@@ -58,9 +60,22 @@ func (s *Session) Run(ctx context.Context, scenarios []Scenario) ([]Result, erro
 			s.Live.Scenario(s.Workload.Name, sc.Name)
 			obs = append(obs, s.Live)
 		}
+		if s.Progress != nil {
+			legit := 0
+			for _, r := range sc.Requests {
+				if !r.Abusive {
+					legit++
+				}
+			}
+			s.Progress.Begin(sc.Name, legit)
+			obs = append(obs, s.Progress)
+		}
 		sc.Options.Observer = obs
 		run, err := RunScenario(ctx, s.Server, sc, s.SLOs, s.Windows)
 		mon.Finish()
+		if s.Progress != nil {
+			s.Progress.End()
+		}
 		s.Events += mon.Events
 		if run != nil {
 			run.Rate = s.Rate

@@ -129,3 +129,26 @@ func WriteCapacity(w io.Writer, format string, res load.CapacityResult) error {
 		sustained, res.PerUserTs, res.OutputTps, res.BoundBy)
 	return err
 }
+
+// ProbeProgress is a capacity probe's progress line (stderr): its load,
+// throughput, p99s, verdict, and the search's outlook.
+func ProbeProgress(p load.Trial, at load.Outlook) string {
+	x := fmt.Sprintf("%d sequences", p.Concurrency)
+	if p.Concurrency == 0 {
+		x = fmt.Sprintf("%.3g requests/s", p.Rate)
+	}
+	s := p.Summary
+	verdict := "pass"
+	if !p.Pass {
+		verdict = "FAIL: " + p.Why
+	}
+	if p.Cut != "" {
+		verdict += " (" + p.Cut + ")"
+	}
+	line := fmt.Sprintf("capacity: probe %d, %s: %.1f output t/s, ttft p99 %s ms, itl p99 %s ms, %d of %d requests: %s | %s so far",
+		at.Probes, x, s.OutputTps, f1(s.TTFTMs.P99), f1(s.ITLMs.P99), s.Completed, s.Requests, verdict, load.RoundDuration(at.Elapsed))
+	if at.Left == 0 {
+		return line + ", the search converges"
+	}
+	return line + fmt.Sprintf(", at most %d probe(s) left, ETA %s at the last probe's pace", at.Left, load.RoundDuration(at.ETA()))
+}

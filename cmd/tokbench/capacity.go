@@ -32,7 +32,9 @@ func capacityCommand() *cli.Command {
 			&cli.Float64Flag{Name: "max-rate", Value: 64, Usage: "open loop: largest rate tried, requests per second"},
 			&cli.IntFlag{Name: "requests", Value: 128, Usage: "open loop: requests per probe"},
 			&cli.Float64Flag{Name: "burstiness", Value: 1, Usage: "open loop: gamma shape of the gaps, as vLLM's (1: Poisson, below 1: burstier)"},
-			&cli.StringFlag{Name: "out", Usage: "append the search (every probe) as one JSON line to this file (tokbench report reads it)"},
+			&cli.DurationFlag{Name: "max-time", Usage: "end the search within this time (e.g. 10m) with the best answer so far (0: no limit)"},
+			&cli.BoolFlag{Name: "keep-raising", Usage: "raise the load past saturation (by default the search stops once doubling it adds under 10% output t/s while the latency climbs)"},
+			&cli.StringFlag{Name: "out", Usage: "append each probe as it is judged, then the search, as JSON lines to this file (tokbench report reads it)"},
 		), telemetryFlags()...),
 		Action: doCapacity,
 	}
@@ -46,12 +48,21 @@ func doCapacity(c *cli.Context) error {
 	if len(in.slos) == 0 {
 		return usagef("capacity needs --slo, e.g. --slo ttft_p99=2s,itl_p99=60ms")
 	}
-	o := load.CapacityOptions{MaxConcurrency: c.Int("max-concurrency"), RequestsPerClient: c.Int("requests-per-client"), Seed: c.Uint64("seed"), Guards: in.guards}
+	o := load.CapacityOptions{MaxConcurrency: c.Int("max-concurrency"), RequestsPerClient: c.Int("requests-per-client"), Seed: c.Uint64("seed"), Guards: in.guards,
+		MaxTime: c.Duration("max-time"), KeepRaising: c.Bool("keep-raising")}
 	if c.Bool("open-loop") {
 		o.Slots, o.MaxRate, o.Requests, o.Burstiness = c.Int("slots"), c.Float64("max-rate"), c.Int("requests"), c.Float64("burstiness")
 	}
 	if err := o.Check(); err != nil {
 		return err
+	}
+	out := c.String("out")
+	o.Probed = func(p load.Trial, at load.Outlook) error {
+		fmt.Fprintln(os.Stderr, report.ProbeProgress(p, at))
+		if out == "" {
+			return nil
+		}
+		return record.Append(out, load.ProbeLine(p, in.workload, provenance()))
 	}
 	sampler, stopSampling, err := startSampling(c)
 	if err != nil {
@@ -71,12 +82,18 @@ func doCapacity(c *cli.Context) error {
 	if err := decodeRoofline(&res, sv, reqs, sampler); err != nil {
 		fmt.Fprintln(os.Stderr, "roofline:", err)
 	}
-	if out := c.String("out"); out != "" {
+	if out != "" {
 		if err := record.Append(out, res.Line(in.workload, provenance())); err != nil {
 			return err
 		}
 	}
-	return report.WriteCapacity(os.Stdout, c.String("output"), res)
+	if err := report.WriteCapacity(os.Stdout, c.String("output"), res); err != nil {
+		return err
+	}
+	if c.Context.Err() != nil {
+		return fmt.Errorf("%w: the %d probe(s) judged are above", errInterrupted, len(res.Trials))
+	}
+	return nil
 }
 
 // decodeRoofline sets the deciding trial's decode against the hardware's

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/record"
@@ -44,6 +45,7 @@ func loadCommand() *cli.Command {
 			&cli.Float64Flag{Name: "drop-threshold", Value: 50, Usage: "anomaly: a busy second this many % below the run's steady output t/s (0: off)"},
 			&cli.Float64Flag{Name: "drift-threshold", Value: 20, Usage: "anomaly: steady output t/s drifting down this many % over the run (0: off)"},
 			&cli.StringFlag{Name: "out", Usage: "append one JSON line per request and one per run to this file (tokbench report reads it)"},
+			&cli.DurationFlag{Name: "progress-every", Value: 5 * time.Second, Usage: "how often a progress line goes to stderr"},
 		), telemetryFlags()...),
 		Action: doLoad,
 	}
@@ -99,7 +101,8 @@ func doLoad(c *cli.Context) error {
 // watched and written.
 func loadSession(c *cli.Context, in *served, rate float64) (*load.Session, func(), error) {
 	s := &load.Session{Workload: in.workload, SLOs: in.slos, Rate: rate,
-		Watch: load.Monitor{Floor: c.Float64("expect-ts"), DropPct: c.Float64("drop-threshold"), DriftPct: c.Float64("drift-threshold"), Warmup: 3}}
+		Watch:    load.Monitor{Floor: c.Float64("expect-ts"), DropPct: c.Float64("drop-threshold"), DriftPct: c.Float64("drift-threshold"), Warmup: 3},
+		Progress: &load.Progress{W: os.Stderr, Every: c.Duration("progress-every")}}
 	if out := c.String("out"); out != "" {
 		s.Done = func(r *load.Result) error { return record.Append(out, r.Lines(in.workload, provenance())...) }
 	}

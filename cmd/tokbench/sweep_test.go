@@ -480,7 +480,7 @@ func TestLoadMetricsEndpoint(t *testing.T) {
 
 func TestCapacityCommand(t *testing.T) {
 	r := tokbench(t, "capacity", "--synth", "tiny", "--prompt-len", "16", "--output-len", "4", "--slo", "e2e_p90=60s",
-		"--max-concurrency", "4", "--requests-per-client", "2", "-o", "json")
+		"--max-concurrency", "4", "--requests-per-client", "2", "--keep-raising", "-o", "json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}

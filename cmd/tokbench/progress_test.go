@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tokbench/tokbench/load"
+)
+
+// A capacity search shows each probe on stderr as it is judged and
+// appends it to --out; SIGTERM ends it with the probes judged so far
+// printed, written, and summed up as a search that says it stopped.
+func TestCapacityProgressAndSIGTERM(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "cap.jsonl")
+	cmd := exec.Command(binPath, "capacity", "--synth", "tiny", "--prompt-len", "16", "--output-len", "8", "--slo", "e2e_p99=10m",
+		"--keep-raising", "--max-concurrency", "64", "--no-telemetry", "--out", out, "-o", "json")
+	cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
+	var stdout, errb bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr := startUntil(t, cmd, &errb, func(l string) bool { return strings.HasPrefix(l, "capacity: probe 2, 2 sequences") })
+	if !strings.Contains(errb.String(), "capacity: probe 1, 1 sequences") || !strings.Contains(errb.String(), "ETA") {
+		t.Fatalf("no progress:\n%s", errb.String())
+	}
+	// The second probe is on --out before the search ends.
+	data, _ := os.ReadFile(out)
+	if strings.Count(string(data), `"kind":"probe"`) != 2 {
+		t.Errorf("--out while searching:\n%s", data)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { errb.ReadFrom(stderr); done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("capacity did not stop within a minute of SIGTERM")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(errb.String(), "probe(s) judged are above") {
+		t.Errorf("after SIGTERM: %v\n%s", err, errb.String())
+	}
+	var res load.CapacityResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("stdout is not the search's JSON (progress must go to stderr): %v\n%s", err, stdout.String())
+	}
+	if res.Stopped != "interrupted" || len(res.Trials) < 2 || res.Concurrency < 2 || !strings.Contains(res.BoundBy, "at least") {
+		t.Errorf("interrupted search: %+v", res)
+	}
+	lines, _, _, err := load.ReadResults(out)
+	if err != nil || len(lines) != 1 || lines[0].Capacity.Stopped != "interrupted" {
+		t.Errorf("--out after SIGTERM: %v %+v", err, lines)
+	}
+}
+
+// --max-time ends a search that would run long with the best answer so far.
+func TestCapacityMaxTime(t *testing.T) {
+	start := time.Now()
+	r := tokbench(t, "capacity", "--synth", "tiny", "--prompt-len", "16", "--output-len", "32", "--slo", "e2e_p99=10m",
+		"--keep-raising", "--max-concurrency", "256", "--max-time", "4s", "--no-telemetry", "-o", "json")
+	took := time.Since(start)
+	var res load.CapacityResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); r.code != 0 || err != nil {
+		t.Fatalf("exit %d %v: %s", r.code, err, r.stderr)
+	}
+	if !strings.Contains(res.Stopped, "--max-time 4s") || res.Concurrency < 1 || res.Concurrency >= 256 {
+		t.Errorf("%+v", res)
+	}
+	// Loading the model and the probe of the roofline come on top.
+	if took > 90*time.Second {
+		t.Errorf("a 4 s search took %s", took)
+	}
+}
+
+// load shows each scenario's progress on stderr; -o json stays clean.
+func TestLoadProgress(t *testing.T) {
+	r := tokbench(t, "load", "--synth", "tiny", "--workload", "short", "--concurrency", "2", "--requests", "24", "--output-len", "24",
+		"--progress-every", "1ms", "--no-telemetry", "-o", "json")
+	var runs struct{ Scenarios []load.Result }
+	if err := json.Unmarshal([]byte(r.stdout), &runs); r.code != 0 || err != nil || len(runs.Scenarios) != 1 {
+		t.Fatalf("exit %d %v: %s", r.code, err, r.stderr)
+	}
+	if !strings.Contains(r.stderr, " of 24 requests done, ") || !strings.Contains(r.stderr, "ETA") ||
+		!strings.Contains(r.stderr, "load [load]: 24 of 24 requests done in ") {
+		t.Errorf("progress:\n%s", r.stderr)
+	}
+}
