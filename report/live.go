@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/tokbench/tokbench/load"
@@ -112,11 +113,8 @@ func WriteCapacity(w io.Writer, format string, res load.CapacityResult) error {
 	}
 	g := grid{head: []string{"load", "req/s", "output t/s", "ttft p99 ms", "itl p99 ms", "t/s per user", "result"}}
 	for _, p := range res.Trials {
-		s, result := p.Summary, "pass"
-		if !p.Pass {
-			result = p.Why
-		}
-		g.rows = append(g.rows, []string{probeAt(p), fmt.Sprintf("%.2f", s.RequestsPerS), f1(s.OutputTps), f1(s.TTFTMs.P99), f1(s.ITLMs.P99), f1(s.PerUserTs.P50), result})
+		s := p.Summary
+		g.rows = append(g.rows, []string{probeAt(p), fmt.Sprintf("%.2f", s.RequestsPerS), f1(s.OutputTps), f1(s.TTFTMs.P99), f1(s.ITLMs.P99), f1(s.PerUserTs.P50), trialResult(p)})
 	}
 	if err := g.rowsOnly(w); err != nil {
 		return err
@@ -124,6 +122,9 @@ func WriteCapacity(w io.Writer, format string, res load.CapacityResult) error {
 	sustained := fmt.Sprintf("%d concurrent generations", res.Concurrency)
 	if res.Slots > 0 {
 		sustained = fmt.Sprintf("%.3g requests/s on %d slots", res.Rate, res.Slots)
+	}
+	if res.Stopped != "" && !strings.HasPrefix(res.Stopped, "saturated") {
+		sustained = "at least " + sustained + " (the search stopped: " + res.Stopped + ")"
 	}
 	_, err := fmt.Fprintf(w, "\nsustainable: %s, %.1f t/s per user (median), %.1f output t/s in all\nbound by: %s\n",
 		sustained, res.PerUserTs, res.OutputTps, res.BoundBy)
@@ -151,4 +152,18 @@ func ProbeProgress(p load.Trial, at load.Outlook) string {
 		return line + ", the search converges"
 	}
 	return line + fmt.Sprintf(", at most %d probe(s) left, ETA %s at the last probe's pace", at.Left, load.RoundDuration(at.ETA()))
+}
+
+// trialResult is a probe's verdict in a table: pass, the SLOs missed,
+// and whether it was cut short.
+func trialResult(p load.Trial) string {
+	switch {
+	case p.NotJudged:
+		return p.Why
+	case p.Pass:
+		return "pass"
+	case p.Cut != "":
+		return p.Why + " (certain early: " + p.Cut + ")"
+	}
+	return p.Why
 }

@@ -104,16 +104,16 @@ func loadGrids(lines []load.Line) []grid {
 		}
 		if c := l.Capacity; c != nil {
 			for _, p := range c.Trials {
-				s, result := p.Summary, "pass"
-				if !p.Pass {
-					result = p.Why
-				}
+				s := p.Summary
 				caps.rows = append(caps.rows, []string{workloadName(l), probeAt(p), fmt.Sprintf("%.2f", s.RequestsPerS), f1(s.OutputTps), f1(s.PerUserTs.P50),
-					f1(s.TTFTMs.P99), f1(s.ITLMs.P99), result})
+					f1(s.TTFTMs.P99), f1(s.ITLMs.P99), trialResult(p)})
 			}
 			sustained := fmt.Sprintf("%d concurrent", c.Concurrency)
 			if c.Rate > 0 {
 				sustained = fmt.Sprintf("%.3g/s", c.Rate)
+			}
+			if c.Stopped != "" && !strings.HasPrefix(c.Stopped, "saturated") {
+				sustained = "at least " + sustained
 			}
 			caps.rows = append(caps.rows, []string{workloadName(l), "sustainable: " + sustained, "", f1(c.OutputTps), f1(c.PerUserTs), "", "", "bound by " + c.BoundBy})
 		}
@@ -167,7 +167,7 @@ func loadCharts(lines []load.Line) []chart {
 				if p.Rate > 0 {
 					x = p.Rate
 				}
-				if p.Summary.Completed == 0 {
+				if p.Summary.Completed == 0 || p.NotJudged {
 					continue
 				}
 				tot.xs, tot.ys = append(tot.xs, x), append(tot.ys, p.Summary.OutputTps)
