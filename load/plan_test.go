@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,5 +217,24 @@ func TestMonitor(t *testing.T) {
 	// drops at a 30% threshold, but a drift at 10%.
 	if strings.Join(kinds, ",") != "below_expected,output_drop,output_drift" || m.Events != 3 {
 		t.Errorf("events %v (%d)", kinds, m.Events)
+	}
+}
+
+func TestLocalScoreFormula(t *testing.T) {
+	// Prompt 1000 tokens prefilled in 0.5 s (2000 t/s), 100 t/s after the
+	// first token, TTFT 500 ms: 10 * cbrt(2000 * 100 * 1000 / 500) = 737.
+	outs := []*Served{
+		{Request: Request{Prompt: 1000}, Status: StatusOK, TTFTMs: 500, OutputTs: 100},
+		{Request: Request{Prompt: 1000}, Status: StatusOK, TTFTMs: 600, QueueMs: 100, OutputTs: 100},
+	}
+	ls := LocalScoreOf(outs, true, 1)
+	if ls == nil || math.Abs(ls.Score-10*math.Cbrt(2000*100*1000/550.0)) > 1e-9 || !ls.Comparable || ls.PromptTs != 2000 {
+		t.Errorf("%+v", ls)
+	}
+	if ls := LocalScoreOf(outs, true, 4); ls.Comparable || !strings.Contains(ls.Note, "--concurrency 1") {
+		t.Errorf("4 clients: %+v", ls)
+	}
+	if LocalScoreOf(nil, true, 1) != nil {
+		t.Error("a score from no requests")
 	}
 }

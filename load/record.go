@@ -17,6 +17,8 @@ type Result struct {
 	Guards   Guards    `json:"guards"`
 	Summary  Figures   `json:"summary"`           // the legitimate requests
 	Abusive  *Figures  `json:"abusive,omitempty"` // the abusive ones
+	// LocalScore is set for the localscore workload.
+	LocalScore *LocalScore `json:"localscore,omitempty"`
 	Timeline []Second  `json:"timeline"`
 	Requests []*Served `json:"requests,omitempty"`
 }

@@ -79,6 +79,9 @@ func (s *Session) Run(ctx context.Context, scenarios []Scenario) ([]Result, erro
 		s.Events += mon.Events
 		if run != nil {
 			run.Rate = s.Rate
+			if s.Workload.Name == "localscore" {
+				run.LocalScore = LocalScoreOf(run.Requests, run.Loop == ClosedLoop, run.Clients)
+			}
 			if s.Done != nil {
 				if derr := s.Done(run); derr != nil {
 					return runs, derr

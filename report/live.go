@@ -49,6 +49,13 @@ func loadRun(out io.Writer, wl load.Workload, r load.Result) error {
 		fmt.Fprintf(out, "conversation history: %.0f%% of prompt tokens; %.0f%% of it reused from the KV cache\n",
 			100*s.PrefixShare, 100*s.PrefixReused)
 	}
+	if ls := r.LocalScore; ls != nil {
+		fmt.Fprintf(out, "LocalScore %.0f (prompt %.1f t/s, generation %.1f t/s, TTFT %.0f ms; 10 x cube root of pp t/s x tg t/s x 1000 / TTFT ms)", ls.Score, ls.PromptTs, ls.GenTs, ls.TTFTMs)
+		if ls.Note != "" {
+			fmt.Fprintf(out, ": %s", ls.Note)
+		}
+		fmt.Fprintln(out)
+	}
 	if a := r.Abusive; a != nil {
 		fmt.Fprintf(out, "abusive requests (not counted above): %d sent, %d completed, %d rejected, %.1f output t/s\n",
 			a.Requests, a.Completed, a.Rejected, a.OutputTps)

@@ -93,3 +93,18 @@ func TestLoadProgress(t *testing.T) {
 		t.Errorf("progress:\n%s", r.stderr)
 	}
 }
+
+// The localscore workload gives LocalScore's score, and says when it is
+// not LocalScore's number.
+func TestLoadLocalScore(t *testing.T) {
+	r := tokbench(t, "load", "--synth", "tiny", "--workload", "localscore", "--concurrency", "1", "--requests", "2", "--max-prompt", "2048",
+		"--no-telemetry", "-o", "json")
+	var runs struct{ Scenarios []load.Result }
+	if err := json.Unmarshal([]byte(r.stdout), &runs); r.code != 0 || err != nil || len(runs.Scenarios) != 1 {
+		t.Fatalf("exit %d %v: %s", r.code, err, r.stderr)
+	}
+	ls := runs.Scenarios[0].LocalScore
+	if ls == nil || ls.Score <= 0 || ls.PromptTs <= 0 || ls.GenTs <= 0 || ls.Comparable || !strings.Contains(ls.Note, "turned away") {
+		t.Errorf("%+v", ls)
+	}
+}
