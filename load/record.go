@@ -9,18 +9,18 @@ import (
 
 // Result is one scenario's run, as written to a results file.
 type Result struct {
-	Scenario string    `json:"scenario"`
-	Loop     Loop      `json:"loop"`
-	Slots    int       `json:"slots"`
-	Clients  int       `json:"concurrency,omitempty"`
-	Rate     float64   `json:"rate,omitempty"`
-	Guards   Guards    `json:"guards"`
-	Summary  Figures   `json:"summary"`           // the legitimate requests
-	Abusive  *Figures  `json:"abusive,omitempty"` // the abusive ones
+	Scenario string   `json:"scenario"`
+	Loop     Loop     `json:"loop"`
+	Slots    int      `json:"slots"`
+	Clients  int      `json:"concurrency,omitempty"`
+	Rate     float64  `json:"rate,omitempty"`
+	Guards   Guards   `json:"guards"`
+	Summary  Figures  `json:"summary"`           // the legitimate requests
+	Abusive  *Figures `json:"abusive,omitempty"` // the abusive ones
 	// LocalScore is set for the localscore workload.
 	LocalScore *LocalScore `json:"localscore,omitempty"`
-	Timeline []Second  `json:"timeline"`
-	Requests []*Served `json:"requests,omitempty"`
+	Timeline   []Second    `json:"timeline"`
+	Requests   []*Served   `json:"requests,omitempty"`
 }
 
 // Loop is how requests arrive.

@@ -181,7 +181,9 @@ func (s *sched) arrivals(now time.Time) {
 			if out.Abusive {
 				c = clients + out.Conv%max(s.o.AbusiveClients, 1)
 			}
-			s.arrive(out, c, now)
+			// It arrived at its time, not when a step ended and let it in:
+			// its wait counts from then (no coordinated omission).
+			s.arrive(out, c, s.arrival(out))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"os"
 	"strings"
 
@@ -65,10 +66,17 @@ type Spec struct {
 	Abuse       Abuse
 	Guards      Guards
 	Seed        uint64
+	// Trace, if set, replaces the workload and the arrivals: its requests
+	// arrive open loop at their recorded times (the first Requests); Rate
+	// is then its mean rate, for the results, and Concurrency must be 0.
+	Trace *Trace
 }
 
 // Scenarios checks the spec and lays out its runs (see Scenarios).
 func (s Spec) Scenarios() ([]Scenario, error) {
+	if s.Trace != nil && s.Requests > 0 {
+		return s.traceScenario()
+	}
 	switch {
 	case s.Requests < 1 || s.Requests > 1_000_000:
 		return nil, point.Inputf("--requests %d: use 1 to 1000000", s.Requests)
@@ -103,6 +111,22 @@ func (s Spec) Scenarios() ([]Scenario, error) {
 		return nil, point.Inputf("--slots %d: use 1 to %d", o.Slots, point.MaxParallel)
 	}
 	return Scenarios(s.Workload, s.Requests, s.Seed, o, Arrival{Rate: s.Rate, Burstiness: s.Burstiness}, s.Abuse, s.Guards), nil
+}
+
+// traceScenario replays the trace's first s.Requests open loop.
+func (s Spec) traceScenario() ([]Scenario, error) {
+	if s.Abuse.Fraction != 0 || s.Concurrency != 0 {
+		return nil, point.Inputf("--trace sets the arrivals and the requests: leave out --rate, --concurrency and --abusive-fraction")
+	}
+	if err := s.Guards.Check(); err != nil {
+		return nil, err
+	}
+	o := Options{Slots: cmp.Or(s.Slots, 16), Clients: s.Clients, Guards: s.Guards}
+	if o.Slots < 1 || o.Slots > point.MaxParallel {
+		return nil, point.Inputf("--slots %d: use 1 to %d", o.Slots, point.MaxParallel)
+	}
+	reqs := s.Trace.Requests[:min(s.Requests, len(s.Trace.Requests))]
+	return []Scenario{{Name: "trace", Requests: reqs, Options: o}}, nil
 }
 
 // Check says what is wrong with a capacity search's bounds, if anything.

@@ -28,7 +28,8 @@ func loadCommand() *cli.Command {
 		UsageText: "tokbench load -m M --workload short --concurrency 8 --requests 64 [--rate 2] [--seed N] [--slo ttft_p99=2s,itl_p99=60ms] [--out load.jsonl] [-o table|json]\n" +
 			"   tokbench load -m M --prompt-len uniform:512-2048 --output-len normal:128,32 --rate 2 --burstiness 0.25 --requests 100\n" +
 			"   tokbench load -m M --workload short --concurrency 8 --abusive-fraction 0.25 --abusive-shape long-prompt [--max-prompt 512 --fair]\n" +
-			"   tokbench load -m M --workload my-workload.yaml --metrics-addr :9464",
+			"   tokbench load -m M --workload my-workload.yaml --metrics-addr :9464\n" +
+			"   tokbench load -m M --trace azure_conv.csv --speedup 4 --slots 16",
 		Flags: append(append(serveFlags(),
 			&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "closed loop: clients, each keeping one request in flight"},
 			&cli.Float64Flag{Name: "rate", Usage: "open loop instead: conversations (requests) per second"},
@@ -45,6 +46,8 @@ func loadCommand() *cli.Command {
 			&cli.Float64Flag{Name: "drop-threshold", Value: 50, Usage: "anomaly: a busy second this many % below the run's steady output t/s (0: off)"},
 			&cli.Float64Flag{Name: "drift-threshold", Value: 20, Usage: "anomaly: steady output t/s drifting down this many % over the run (0: off)"},
 			&cli.StringFlag{Name: "out", Usage: "append one JSON line per request and one per run to this file (tokbench report reads it)"},
+			&cli.StringFlag{Name: "trace", Usage: "replay this request log (CSV or JSON lines: arrival time, input and output tokens; Azure, BurstGPT, Mooncake layouts) open loop at its recorded times"},
+			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "--trace: replay this many times faster"},
 			&cli.DurationFlag{Name: "progress-every", Value: 5 * time.Second, Usage: "how often a progress line goes to stderr"},
 		), telemetryFlags()...),
 		Action: doLoad,
@@ -59,6 +62,22 @@ func doLoad(c *cli.Context) error {
 	spec := load.Spec{Workload: in.workload, Requests: c.Int("requests"), Concurrency: c.Int("concurrency"), Rate: c.Float64("rate"),
 		Burstiness: c.Float64("burstiness"), Clients: c.Int("clients"), Slots: c.Int("slots"), Guards: in.guards, Seed: c.Uint64("seed"),
 		Abuse: load.Abuse{Fraction: c.Float64("abusive-fraction"), Shape: c.String("abusive-shape"), Tokens: c.Int("abusive-tokens")}}
+	if path := c.String("trace"); path != "" {
+		if spec.Trace, err = load.ReadTrace(path, c.Float64("speedup")); err != nil {
+			return usageErr(err)
+		}
+		if c.IsSet("rate") || c.IsSet("concurrency") {
+			return usagef("--trace sets the arrivals: leave out --rate and --concurrency")
+		}
+		if !c.IsSet("requests") {
+			spec.Requests = len(spec.Trace.Requests)
+		}
+		spec.Concurrency = 0
+		in.workload, spec.Rate = spec.Trace.Workload(), spec.Trace.Rate()
+		fmt.Fprintf(os.Stderr, "trace %s (%s): %d requests over %s at --speedup %g (%.3g/s), %d without output left out\n", path, spec.Trace.Layout,
+			len(spec.Trace.Requests), load.RoundDuration(time.Duration(spec.Trace.Requests[len(spec.Trace.Requests)-1].At*float64(time.Second))),
+			c.Float64("speedup"), spec.Rate, spec.Trace.Skipped)
+	}
 	scenarios, err := spec.Scenarios()
 	if err != nil {
 		return err

@@ -108,3 +108,33 @@ func TestLoadLocalScore(t *testing.T) {
 		t.Errorf("%+v", ls)
 	}
 }
+
+// load --trace replays a request log open loop at its recorded times,
+// --speedup times faster; a file it cannot read is the user's to fix.
+func TestLoadTrace(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "azure.csv")
+	os.WriteFile(trace, []byte("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.0,40,8\n2023-11-16 18:15:46.5,20,8\n2023-11-16 18:15:47.0,30,0\n2023-11-16 18:15:48.0,10,8\n"), 0o644)
+	r := tokbench(t, "load", "--synth", "tiny", "--trace", trace, "--speedup", "2", "--no-telemetry", "-o", "json")
+	var runs struct {
+		Workload  load.Workload
+		Scenarios []load.Result
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &runs); r.code != 0 || err != nil || len(runs.Scenarios) != 1 {
+		t.Fatalf("exit %d %v: %s", r.code, err, r.stderr)
+	}
+	s := runs.Scenarios[0]
+	// Two seconds recorded, replayed twice as fast: the last request
+	// arrives a second after the first.
+	if runs.Workload.Name != "trace:azure.csv" || s.Loop != load.OpenLoop || s.Summary.Completed != 3 || s.Summary.Seconds < 1 ||
+		!strings.Contains(r.stderr, "3 requests over 1s at --speedup 2") || !strings.Contains(r.stderr, "1 without output left out") {
+		t.Errorf("%s: %+v\n%s", runs.Workload.Name, s.Summary, r.stderr)
+	}
+	os.WriteFile(trace, []byte("when,in,out\n1,2,3\n"), 0o644)
+	if r := tokbench(t, "load", "--synth", "tiny", "--trace", trace); r.code != 2 || !strings.Contains(r.stderr, "need a time") {
+		t.Errorf("bad trace: exit %d %s", r.code, r.stderr)
+	}
+	if r := tokbench(t, "load", "--synth", "tiny", "--trace", filepath.Join(dir, "none.csv")); r.code != 2 || !strings.Contains(r.stderr, "no such file") {
+		t.Errorf("missing trace: exit %d %s", r.code, r.stderr)
+	}
+}
