@@ -4,6 +4,7 @@ package engine
 #include <stdlib.h>
 #include "tb.h"
 #include "profile.h"
+#include "ggml-cpu.h"
 */
 import "C"
 
@@ -30,6 +31,10 @@ type ContextOptions struct {
 	TypeK     string // "" = f16
 	TypeV     string
 	Seed      uint64 // token generator seed
+	// NoKVOffload keeps the KV cache and attention on the CPU (-nkvo);
+	// Threading, if custom, runs the CPU threads in a pool of its own.
+	NoKVOffload bool
+	Threading   point.Threading
 }
 
 // Context is a llama.cpp context plus tokbench's batch and token generator.
@@ -43,6 +48,7 @@ type Context struct {
 	// resolved by llama.cpp, which says so only in its log).
 	FlashAttn bool
 	prof      *C.tb_prof // NewProfiledContext's recording, else nil
+	pool      *C.struct_ggml_threadpool
 }
 
 // NewContext creates a context for the model.
@@ -68,16 +74,27 @@ func (md *Model) newContext(o ContextOptions, set func(*C.struct_llama_context_p
 	// One KV buffer shared by all sequences, as a server with continuous
 	// batching uses it: n_ctx cells in all, not per sequence.
 	p.kv_unified = true
+	p.offload_kqv = C.bool(!o.NoKVOffload)
 	if set != nil {
 		set(&p)
+	}
+	pool, err := threadpool(o.Threads, o.Threading)
+	if err != nil {
+		return nil, err
 	}
 	clearError()
 	c := C.tb_ctx_new(md.m, p, C.uint64_t(o.Seed))
 	if c == nil {
+		if pool != nil {
+			C.ggml_threadpool_free(pool)
+		}
 		return nil, cerr("create context", "lower -p/-n/-d, the batch size or --parallel, or free memory")
 	}
+	if pool != nil {
+		C.llama_attach_threadpool(c.ctx, pool, pool)
+	}
 	fa := o.FlashAttn == point.FlashOn || (o.FlashAttn == point.FlashAuto && !strings.Contains(lastError(), "Flash Attention was auto, set to disabled"))
-	ctx := &Context{c: c, model: md, Opts: o, FlashAttn: fa}
+	ctx := &Context{c: c, model: md, Opts: o, FlashAttn: fa, pool: pool}
 	ctx.toks = (*C.int32_t)(C.calloc(C.size_t(o.NSeqMax), 4))
 	return ctx, nil
 }
@@ -110,9 +127,12 @@ func (c *Context) SetStepDelay(d time.Duration) { c.c.step_delay_ns = C.int64_t(
 func (c *Context) Close() {
 	if c != nil && c.c != nil {
 		C.tb_ctx_free(c.c)
+		if c.pool != nil {
+			C.ggml_threadpool_free(c.pool) // after the context that ran on it
+		}
 		C.free(unsafe.Pointer(c.toks))
 		C.tb_prof_free(c.prof)
-		c.c, c.prof = nil, nil
+		c.c, c.prof, c.pool = nil, nil, nil
 	}
 }
 

@@ -21,6 +21,7 @@ type ModelOptions struct {
 	NoMmap     bool
 	MainGPU    int
 	Split      point.SplitMode
+	Placement  point.Placement // -dev, -ts, -ot, -ncmoe
 }
 
 // Meta describes a loaded model.
@@ -66,6 +67,11 @@ func LoadModel(path string, opts ModelOptions) (*Model, error) {
 	p.use_mmap = C.bool(!opts.NoMmap)
 	p.main_gpu = C.int32_t(opts.MainGPU)
 	p.split_mode = C.enum_llama_split_mode(opts.Split)
+	var mem cAlloc
+	defer mem.free() // llama.cpp reads the placement while it loads
+	if err := place(&p, opts.Placement, &mem); err != nil {
+		return nil, &point.InputError{Err: err}
+	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	clearError()

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -141,6 +142,9 @@ func fill(r record.Record, p point.Point, meta engine.Meta, env Env) record.Reco
 		r.Reps = p.Reps
 	}
 	r.Warmup = !p.NoWarmup
+	r.NCPUMoE, r.DeviceSelect, r.NoKVOffload, r.CPUStrict, r.Prio = p.NCPUMoE, p.Devices, p.NoKVOffload, p.CPUStrict, p.Prio
+	r.TensorSplit, r.TensorOverrides, r.CPUMask = cmp.Or(p.TensorSplit, "0.00"), cmp.Or(p.Overrides, "none"), cmp.Or(p.CPUMask, "0x0")
+	r.Poll = p.PollLevel()
 	r.TestTime = time.Now().UTC().Truncate(time.Second)
 	return r
 }

@@ -142,6 +142,14 @@ func (e *Executor) Run(ctx context.Context, tests []point.Point, emit func(r rec
 		if e.Fault != "" && strings.Contains(p.Key().String(), e.Fault) {
 			engine.Abort("tokbench test fault at " + p.Key().String())
 		}
+		if p.Delay > 0 {
+			// --delay: let the hardware cool before the test, as llama-bench does.
+			select {
+			case <-ctx.Done():
+				return engine.ErrCanceled
+			case <-time.After(p.Delay):
+			}
+		}
 		rec, err := e.one(ctx, p, nctx[p.ContextKey()])
 		switch {
 		case errors.Is(err, engine.ErrCanceled), errors.Is(err, ErrStopped):
@@ -221,19 +229,22 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 	t0 = time.Now()
 	var rec *record.Record
 	var err error
-	if p.NGen == 0 {
+	switch {
+	case p.Combined:
+		rec, err = s.promptGen(p)
+	case p.NGen == 0:
 		rec, err = s.prompt(p)
 		if rec != nil {
 			rec.Sampling = "none"
 		}
-	} else {
+	default:
 		rec, err = e.generate(s, p)
 	}
 	if err != nil {
 		return nil, wrapTimeout(err, p)
 	}
 	ph.MeasureMs = ms(time.Since(t0))
-	if p.Kernels {
+	if p.Kernels && !p.Combined {
 		t0 = time.Now()
 		// Outside the timed region; a failure costs the decomposition,
 		// not the measurement.
@@ -245,7 +256,7 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 	rec.Phases = &ph
 	rec.NCtx = s.opts.NCtx
 	if e.Sampler != nil && len(s.reps) > 0 {
-		e.attach(rec, &tel, s.reps, p.Parallel*max(p.NPrompt, p.NGen))
+		e.attach(rec, &tel, s.reps, p.Parallel*testTokens(p))
 	}
 	rec.Status = record.StatusOK
 	return rec, nil

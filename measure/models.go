@@ -70,5 +70,5 @@ func loadChecked(p point.Point) (*engine.Model, error) {
 
 // modelOptions are the model settings of p.
 func modelOptions(p point.Point) engine.ModelOptions {
-	return engine.ModelOptions{NGPULayers: p.NGPULayers, NoMmap: p.NoMmap, MainGPU: p.MainGPU, Split: p.Split}
+	return engine.ModelOptions{NGPULayers: p.NGPULayers, NoMmap: p.NoMmap, MainGPU: p.MainGPU, Split: p.Split, Placement: p.Placement}
 }

@@ -36,7 +36,7 @@ func newSession(m *engine.Model, p point.Point, nctx int) (*session, error) {
 func newSessionOf(make func(engine.ContextOptions) (*engine.Context, error), p point.Point, nctx int) (*session, error) {
 	o := engine.ContextOptions{
 		NCtx: max(nctx, p.NCtx()), NBatch: p.NBatch, NUBatch: p.UBatch(), NSeqMax: p.Parallel, Threads: p.Threads,
-		FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Seed: p.Seed,
+		FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Seed: p.Seed, NoKVOffload: p.NoKVOffload, Threading: p.Threading,
 	}
 	c, err := make(o)
 	if err != nil {
@@ -161,6 +161,44 @@ func (s *session) generate(p point.Point, smp *engine.SamplerSet, sampling strin
 	rec.ITL = stats.Latencies(steps)
 	rec.DriftPct = drift(steps)
 	return rec, nil
+}
+
+// promptGen is the pp+tg test (-pg): the prompt, then the generation,
+// timed together as llama-bench times them; its t/s counts both.
+func (s *session) promptGen(p point.Point) (*record.Record, error) {
+	ns := make([]float64, 0, p.MaxReps)
+	ends := make([]int64, p.NGen+1)
+	s.reps = s.reps[:0]
+	reps := s.repetitions(p, p.Parallel*testTokens(p))
+	for r := 0; !reps.enough(ns); r++ {
+		if err := s.beginRep(p, r); err != nil {
+			return nil, err
+		}
+		s.depth = -1
+		t0 := time.Now()
+		if err := s.c.Prefill(p.Parallel, p.NPrompt, p.NDepth); err != nil {
+			return nil, fmt.Errorf("%s repetition %d: %w", p.TestName(), r+1, err)
+		}
+		if done, err := s.c.Generate(p.Parallel, p.NDepth+p.NPrompt, p.NGen, nil, ends); err != nil {
+			return nil, fmt.Errorf("%s repetition %d step %d: %w", p.TestName(), r+1, done+1, err)
+		}
+		t1 := time.Now()
+		ns = append(ns, float64(t1.Sub(t0).Nanoseconds()))
+		s.reps = append(s.reps, [2]time.Time{t0, t1})
+		s.depth = p.NDepth + p.NPrompt + p.NGen
+	}
+	rec := reps.figures(ns)
+	rec.Sampling = "none"
+	return rec, nil
+}
+
+// testTokens are the tokens one sequence handles in one repetition of a
+// one-test point: its prompt, its generation, or both (pp+tg).
+func testTokens(p point.Point) int {
+	if p.Combined {
+		return p.NPrompt + p.NGen
+	}
+	return max(p.NPrompt, p.NGen)
 }
 
 // repetitions decides when a test has enough repetitions (point.Enough)

@@ -24,6 +24,56 @@ type Key struct {
 	Reps                  int // AutoReps: auto
 	Warmup                bool
 	Seed                  uint64
+	// llama-bench's placement and threading knobs and -pg: written only
+	// when set, so that keys of files from before them still match.
+	Placement
+	Threading
+	NoKVOffload bool
+	PG          [2]int
+}
+
+// escapeKey keeps a free-form value (a regular expression) from breaking
+// the key's "|" separated form.
+var (
+	escapeKey   = strings.NewReplacer("%", "%25", "|", "%7C")
+	unescapeKey = strings.NewReplacer("%7C", "|", "%25", "%")
+)
+
+// knobs is the key's text for the knobs that are set.
+func (k Key) knobs() string {
+	var b strings.Builder
+	add := func(name, v string) { b.WriteString("|" + name + "=" + escapeKey.Replace(v)) }
+	if k.Devices != "" {
+		add("dev", k.Devices)
+	}
+	if k.TensorSplit != "" {
+		add("ts", k.TensorSplit)
+	}
+	if k.Overrides != "" {
+		add("ot", k.Overrides)
+	}
+	if k.NCPUMoE != 0 {
+		add("ncmoe", strconv.Itoa(k.NCPUMoE))
+	}
+	if k.Poll != "" {
+		add("poll", k.Poll)
+	}
+	if k.CPUMask != "" {
+		add("C", k.CPUMask)
+	}
+	if k.CPUStrict {
+		add("strict", "true")
+	}
+	if k.Prio != 0 {
+		add("prio", strconv.Itoa(k.Prio))
+	}
+	if k.NoKVOffload {
+		add("nkvo", "true")
+	}
+	if k.PG != [2]int{} {
+		add("pg", fmt.Sprintf("%d,%d", k.PG[0], k.PG[1]))
+	}
+	return b.String()
 }
 
 // String is the key's text form:
@@ -31,7 +81,7 @@ type Key struct {
 func (k Key) String() string {
 	return fmt.Sprintf("%s|p=%d|n=%d|d=%d|np=%d|b=%d|ub=%d|t=%d|ngl=%d|sm=%s|mg=%d|mmap=%t|fa=%s|ctk=%s|ctv=%s|sampling=%s|r=%s|warmup=%t|seed=%d",
 		k.Model, k.NPrompt, k.NGen, k.NDepth, k.Parallel, k.NBatch, k.NUBatch, k.Threads, k.NGPULayers, k.Split, k.MainGPU,
-		k.Mmap, k.FlashAttn, k.TypeK, k.TypeV, k.Sampling, RepsName(k.Reps), k.Warmup, k.Seed)
+		k.Mmap, k.FlashAttn, k.TypeK, k.TypeV, k.Sampling, RepsName(k.Reps), k.Warmup, k.Seed) + k.knobs()
 }
 
 // MarshalText writes String.
@@ -51,10 +101,17 @@ func (k *Key) UnmarshalText(b []byte) error {
 	var out Key
 	out.Model = s[:i]
 	ints := map[string]*int{"p": &out.NPrompt, "n": &out.NGen, "d": &out.NDepth, "np": &out.Parallel, "b": &out.NBatch,
-		"ub": &out.NUBatch, "t": &out.Threads, "ngl": &out.NGPULayers, "mg": &out.MainGPU}
+		"ub": &out.NUBatch, "t": &out.Threads, "ngl": &out.NGPULayers, "mg": &out.MainGPU, "ncmoe": &out.NCPUMoE, "prio": &out.Prio}
+	strs := map[string]*string{"ctk": &out.TypeK, "ctv": &out.TypeV, "dev": &out.Devices, "ts": &out.TensorSplit, "ot": &out.Overrides,
+		"poll": &out.Poll, "C": &out.CPUMask}
 	for _, kv := range strings.Split(s[i+1:], "|") {
 		name, v, _ := strings.Cut(kv, "=")
+		v = unescapeKey.Replace(v)
 		var err error
+		if dst, ok := strs[name]; ok {
+			*dst = v
+			continue
+		}
 		switch name {
 		case "sm":
 			out.Split, err = ParseSplitMode(v)
@@ -64,10 +121,12 @@ func (k *Key) UnmarshalText(b []byte) error {
 			out.Mmap, err = strconv.ParseBool(v)
 		case "warmup":
 			out.Warmup, err = strconv.ParseBool(v)
-		case "ctk":
-			out.TypeK = v
-		case "ctv":
-			out.TypeV = v
+		case "strict":
+			out.CPUStrict, err = strconv.ParseBool(v)
+		case "nkvo":
+			out.NoKVOffload, err = strconv.ParseBool(v)
+		case "pg":
+			out.PG, err = ParsePG(v)
 		case "sampling":
 			out.Sampling = Sampling(v)
 		case "r":

@@ -48,6 +48,14 @@ type Point struct {
 	// StepDelay makes each decode step slower on purpose: tests of that
 	// split use it.
 	StepDelay time.Duration
+	Placement
+	Threading
+	NoKVOffload bool          // keep the KV cache and attention on the CPU (-nkvo)
+	Delay       time.Duration // pause before each test (--delay), to let the hardware cool
+	PG          [2]int        // a pp+tg test of these sizes too (-pg); zero: none
+	// Combined marks a one-test point that is a pp+tg test: the prompt,
+	// then the generation, timed together (Tests makes it from PG).
+	Combined bool
 }
 
 // Defaults are llama-bench's defaults where they exist.
@@ -124,7 +132,7 @@ func (p Point) Key() Key {
 	return Key{Model: id, NPrompt: p.NPrompt, NGen: p.NGen, NDepth: p.NDepth, Parallel: p.Parallel, NBatch: p.NBatch,
 		NUBatch: p.UBatch(), Threads: p.Threads, NGPULayers: p.NGPULayers, Split: p.Split, MainGPU: p.MainGPU,
 		Mmap: !p.NoMmap, FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Sampling: p.SamplingName(),
-		Reps: p.Reps, Warmup: !p.NoWarmup, Seed: p.Seed}
+		Reps: p.Reps, Warmup: !p.NoWarmup, Seed: p.Seed, Placement: p.Placement, Threading: p.Threading, NoKVOffload: p.NoKVOffload, PG: p.PG}
 }
 
 // ModelKey is what a loaded model depends on: points with the same one
@@ -135,11 +143,12 @@ type ModelKey struct {
 	Split      SplitMode
 	MainGPU    int
 	Mmap       bool
+	Placement
 }
 
 // ModelKey is the point's ModelKey.
 func (p Point) ModelKey() ModelKey {
-	return ModelKey{p.Model, p.NGPULayers, p.Split, p.MainGPU, !p.NoMmap}
+	return ModelKey{p.Model, p.NGPULayers, p.Split, p.MainGPU, !p.NoMmap, p.Placement}
 }
 
 // ContextKey is what a context depends on: points with the same one can
@@ -150,11 +159,13 @@ type ContextKey struct {
 	FlashAttn                          FlashAttn
 	TypeK, TypeV                       string
 	Seed                               uint64
+	Threading
+	NoKVOffload bool
 }
 
 // ContextKey is the point's ContextKey.
 func (p Point) ContextKey() ContextKey {
-	return ContextKey{p.ModelKey(), p.Parallel, p.NBatch, p.UBatch(), p.Threads, p.FlashAttn, p.TypeK, p.TypeV, p.Seed}
+	return ContextKey{p.ModelKey(), p.Parallel, p.NBatch, p.UBatch(), p.Threads, p.FlashAttn, p.TypeK, p.TypeV, p.Seed, p.Threading, p.NoKVOffload}
 }
 
 // SamplingName is the point's sampling, off when unset.
@@ -185,7 +196,7 @@ func (p Point) Validate() error {
 		return Inputf("no model: give -m FILE.gguf, or --synth PRESET")
 	case p.NPrompt < 0 || p.NGen < 0 || p.NDepth < 0:
 		return Inputf("-p %d, -n %d, -d %d: token counts cannot be negative", p.NPrompt, p.NGen, p.NDepth)
-	case p.NPrompt == 0 && p.NGen == 0:
+	case p.NPrompt == 0 && p.NGen == 0 && p.PG == [2]int{}:
 		return Inputf("-p 0 and -n 0: nothing to measure; give a prompt (-p) or generation (-n) length")
 	case p.NPrompt > MaxTokens || p.NGen > MaxTokens:
 		return Inputf("-p %d / -n %d: at most %d tokens per test", p.NPrompt, p.NGen, MaxTokens)
@@ -211,6 +222,9 @@ func (p Point) Validate() error {
 	if err := CheckCache(p.TypeK, p.TypeV, p.FlashAttn); err != nil {
 		return &InputError{err}
 	}
+	if err := p.checkKnobs(); err != nil {
+		return err
+	}
 	if _, err := ParseSampling(string(p.Sampling)); err != nil {
 		return Inputf("--%v", err)
 	}
@@ -218,7 +232,12 @@ func (p Point) Validate() error {
 }
 
 // PerSeqCtx is the context each sequence needs: depth plus the longer test.
-func (p Point) PerSeqCtx() int { return p.NDepth + max(p.NPrompt, p.NGen) }
+func (p Point) PerSeqCtx() int {
+	if p.Combined {
+		return p.NDepth + p.NPrompt + p.NGen
+	}
+	return p.NDepth + max(p.NPrompt, p.NGen, p.PG[0]+p.PG[1])
+}
 
 // NCtx is the context size of the point: all sequences share one KV cache.
 func (p Point) NCtx() int { return p.Parallel * p.PerSeqCtx() }
@@ -257,11 +276,27 @@ func (p Point) Tests() []Point {
 			out = append(out, t)
 		}
 	}
+	if p.PG != [2]int{} {
+		t := p
+		t.NPrompt, t.NGen, t.PG, t.Combined, t.Sampling = p.PG[0], p.PG[1], [2]int{}, true, SamplingOff
+		out = append(out, t)
+	}
 	return out
 }
 
 // TestName is the short name of a one-test point: pp512, tg128@d1024x4.
-func (p Point) TestName() string { return TestName(p.NPrompt, p.NGen, p.NDepth, p.Parallel) }
+func (p Point) TestName() string {
+	if p.Combined {
+		return CombinedName(p.NPrompt, p.NGen, p.NDepth, p.Parallel)
+	}
+	return TestName(p.NPrompt, p.NGen, p.NDepth, p.Parallel)
+}
+
+// CombinedName names a pp+tg test as llama-bench does: pp512+tg128, with
+// the depth and sequences as TestName adds them.
+func CombinedName(nPrompt, nGen, depth, parallel int) string {
+	return fmt.Sprintf("pp%d+", nPrompt) + TestName(0, nGen, depth, parallel)
+}
 
 // TestName names a test of nPrompt or (if nGen > 0) nGen tokens at a
 // depth, for parallel sequences.

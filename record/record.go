@@ -114,6 +114,18 @@ type Settings struct {
 	Sampling   string          `json:"sampling"` // "none" or the chain
 	Reps       int             `json:"repetitions"`
 	Warmup     bool            `json:"warmup"`
+	// llama-bench's placement and threading knobs, in its spellings
+	// (cpu_mask 0x0, tensor_split 0.00, tensor_buft_overrides none when
+	// unset); DeviceSelect is -dev ("" every device).
+	NCPUMoE         int    `json:"n_cpu_moe"`
+	TensorSplit     string `json:"tensor_split,omitempty"`
+	TensorOverrides string `json:"tensor_buft_overrides,omitempty"`
+	DeviceSelect    string `json:"device_select,omitempty"`
+	NoKVOffload     bool   `json:"no_kv_offload"`
+	CPUMask         string `json:"cpu_mask,omitempty"`
+	CPUStrict       bool   `json:"cpu_strict"`
+	Poll            int    `json:"poll,omitempty"`
+	Prio            int    `json:"prio,omitempty"`
 }
 
 // Result is what the repetitions gave: llama-bench's figures, then ours.
@@ -204,6 +216,10 @@ type Telemetry struct {
 
 // IsPrompt reports whether the record is a pp (prefill) test.
 func (r *Record) IsPrompt() bool { return r.NGen == 0 }
+
+// IsCombined reports whether the record is a pp+tg test (-pg): prefill
+// and decode timed together, with no roofline of its own.
+func (r *Record) IsCombined() bool { return r.NPrompt > 0 && r.NGen > 0 }
 
 // OK says whether the record holds a measurement.
 func (r *Record) OK() bool { return r.Status == StatusOK }

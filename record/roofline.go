@@ -57,9 +57,10 @@ func Annotate(recs []Record, peaks *roofline.Cache) error {
 
 // SetRoofline sets a measured record's roofline, with the peaks of its
 // class (roofline.PeaksFor); records without a measurement or a model
-// shape get none.
+// shape get none, and so do pp+tg tests, whose two phases have different
+// ceilings.
 func (r *Record) SetRoofline(peaks *roofline.Cache) error {
-	if !r.OK() || r.WeightsStepBytes == 0 {
+	if !r.OK() || r.WeightsStepBytes == 0 || r.IsCombined() {
 		return nil
 	}
 	pk, err := peaks.Peaks(r.Device())

@@ -20,7 +20,7 @@ import (
 )
 
 // Formats are the output formats, as -o names them.
-var Formats = []string{"table", "json", "jsonl", "csv", "md", "html"}
+var Formats = []string{"table", "json", "jsonl", "csv", "md", "html", "sql"}
 
 // Write writes records in the format.
 func Write(w io.Writer, format string, recs []record.Record) error {
@@ -35,6 +35,8 @@ func Write(w io.Writer, format string, recs []record.Record) error {
 		return CSV(w, recs)
 	case "html":
 		return HTML(w, recs)
+	case "sql":
+		return SQL(w, recs)
 	}
 	return fmt.Errorf("output format %q: use one of %s", format, strings.Join(Formats, ", "))
 }
@@ -297,6 +299,8 @@ func footer(w io.Writer, recs []record.Record) error {
 		}
 		if a := rec.Roofline; a != nil {
 			fmt.Fprintf(w, "%s %s: %s: %s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, a.Verdict, a.Why)
+		} else if rec.IsCombined() && rec.OK() {
+			fmt.Fprintf(w, "%s %s: no roofline: a pp+tg test times prefill and decode together, whose ceilings differ (see the pp and tg tests)\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test)
 		}
 	}
 	return err

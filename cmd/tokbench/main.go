@@ -72,11 +72,15 @@ func newApp() *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "backend-dir", Usage: "folder with GPU backend libraries (libggml-cuda.so ...); default $TOKBENCH_BACKEND_DIR, the binary's folder, ../lib/tokbench"},
 			&cli.BoolFlag{Name: "verbose", Usage: "show llama.cpp's log"},
+			&cli.BoolFlag{Name: "debug-log", Hidden: true, Usage: "show llama.cpp's log with its debug lines (tests)"},
 		},
 		Before: func(c *cli.Context) error {
 			lvl := engine.LogError
 			if c.Bool("verbose") {
 				lvl = engine.LogInfo
+			}
+			if c.Bool("debug-log") {
+				lvl = engine.LogDebug
 			}
 			engine.Init(engine.Options{BackendDirs: c.StringSlice("backend-dir"), Log: lvl})
 			// A backend asked for (--backend-dir, TOKBENCH_BACKEND_DIR) that

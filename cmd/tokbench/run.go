@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tokbench/tokbench/roofline"
 
@@ -64,6 +66,17 @@ func pointFlags() []cli.Flag {
 		&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the random tokens (and of --synth weights)"},
 		&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "time limit for the whole point"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: " + strings.Join(report.Formats, ", ")},
+		&cli.StringFlag{Name: "override-tensor", Aliases: []string{"ot", "override-tensors"}, Usage: "put tensors matching a regex in a buffer type: PATTERN=BUFFER_TYPE;... (e.g. exps=CPU)"},
+		&cli.StringFlag{Name: "tensor-split", Aliases: []string{"ts"}, Usage: "each device's share of the layers, e.g. 3/1"},
+		&cli.StringFlag{Name: "device", Aliases: []string{"dev"}, Usage: "devices to use, e.g. CUDA0/CUDA1, or none for the CPU alone (tokbench devices lists them)"},
+		&cli.IntFlag{Name: "n-cpu-moe", Aliases: []string{"ncmoe"}, Usage: "keep the MoE expert tensors of the first N layers on the CPU"},
+		&cli.BoolFlag{Name: "no-kv-offload", Aliases: []string{"nkvo"}, Usage: "keep the KV cache and attention on the CPU"},
+		&cli.StringFlag{Name: "poll", Usage: "threads busy-wait this much (0-100) before sleeping (default: llama.cpp's, 50)"},
+		&cli.StringFlag{Name: "cpu-mask", Aliases: []string{"C"}, Usage: "hex mask of the CPUs the threads may use, e.g. 0xF"},
+		&cli.BoolFlag{Name: "cpu-strict", Usage: "pin each thread to one CPU of --cpu-mask"},
+		&cli.IntFlag{Name: "prio", Usage: "thread priority: -1 low, 0 normal, 1 medium, 2 high, 3 realtime"},
+		&cli.StringFlag{Name: "delay", Usage: "pause before each test to let the hardware cool: seconds, or a duration (5, 30s)"},
+		&cli.StringFlag{Name: "pg", Usage: "also a pp+tg test: the prompt, then the generation, timed together, e.g. 512,128"},
 	}
 }
 
@@ -96,7 +109,38 @@ func pointFromFlags(c *cli.Context, model string) (point.Point, error) {
 	p.Sampling = smp
 	p.Seed, p.Timeout = c.Uint64("seed"), c.Duration("timeout")
 	p.Kernels, p.StepDelay = !c.Bool("no-kernels"), c.Duration("test-step-delay")
-	return p, p.Validate()
+	p.Placement = point.Placement{Devices: c.String("device"), TensorSplit: c.String("tensor-split"), Overrides: c.String("override-tensor"), NCPUMoE: c.Int("n-cpu-moe")}
+	p.Threading = point.Threading{Poll: c.String("poll"), CPUMask: c.String("cpu-mask"), CPUStrict: c.Bool("cpu-strict"), Prio: c.Int("prio")}
+	p.NoKVOffload = c.Bool("no-kv-offload")
+	if p.Delay, err = parseDelay(c.String("delay")); err != nil {
+		return p, usageErr(err)
+	}
+	if p.PG, err = point.ParsePG(c.String("pg")); err != nil {
+		return p, usageErr(err)
+	}
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	if err := engine.CheckPlacement(p.Placement); err != nil {
+		return p, usageErr(err)
+	}
+	return p, nil
+}
+
+// parseDelay reads --delay as llama-bench writes it (seconds) or as a
+// duration.
+func parseDelay(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("--delay %q: give seconds (5) or a duration (30s)", s)
+	}
+	return d, nil
 }
 
 // pointCommand reads a command of one point (run, profile): no
