@@ -50,11 +50,12 @@ func (t Threading) PollLevel() int {
 // Override is one -ot rule.
 type Override struct{ Pattern, BufferType string }
 
-// ParseOverrides reads -ot: PATTERN=BUFFER_TYPE rules joined by ";" or
-// ",". The patterns are llama.cpp's (ECMAScript): engine checks them.
+// ParseOverrides reads -ot: PATTERN=BUFFER_TYPE rules joined by ";" (a
+// pattern may hold ","). The patterns are llama.cpp's (ECMAScript):
+// engine checks them.
 func ParseOverrides(s string) ([]Override, error) {
 	var out []Override
-	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' }) {
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' }) {
 		pat, buft, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok || pat == "" || buft == "" {
 			return nil, fmt.Errorf("-ot %q: write PATTERN=BUFFER_TYPE, e.g. exps=CPU", part)
@@ -74,14 +75,14 @@ func MoEOverrides(n int) []Override {
 	return out
 }
 
-// ParseTensorSplit reads -ts: non-negative shares joined by "/" or ",".
+// ParseTensorSplit reads -ts: non-negative shares joined by "/".
 func ParseTensorSplit(s string) ([]float32, error) {
 	if s == "" {
 		return nil, nil
 	}
 	var out []float32
 	sum := 0.0
-	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == ',' }) {
+	for _, part := range strings.Split(s, "/") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(part), 32)
 		if err != nil || v < 0 {
 			return nil, fmt.Errorf("-ts %q: give each device's share, e.g. 3/1", s)
@@ -94,7 +95,7 @@ func ParseTensorSplit(s string) ([]float32, error) {
 	return out, nil
 }
 
-// ParseDevices reads -dev: device names joined by "/" or ","; "none" (no
+// ParseDevices reads -dev: device names joined by "/"; "none" (no
 // device but the CPU) is an empty, non-nil list; "" is nil (every device).
 func ParseDevices(s string) []string {
 	switch s {
@@ -103,7 +104,7 @@ func ParseDevices(s string) []string {
 	case "none":
 		return []string{}
 	}
-	return strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == ',' })
+	return strings.FieldsFunc(s, func(r rune) bool { return r == '/' })
 }
 
 // MaxCPUs is the most CPUs a mask may name (GGML_MAX_N_THREADS).

@@ -47,6 +47,7 @@ func TestKnobsTestsAndChecks(t *testing.T) {
 		{func(p *Point) { p.Overrides = "exps" }, "PATTERN=BUFFER_TYPE"},
 		{func(p *Point) { p.TensorSplit = "3/x" }, "-ts"},
 		{func(p *Point) { p.TensorSplit = "0/0" }, "nothing"},
+		{func(p *Point) { p.TensorSplit = "3,1" }, "e.g. 3/1"},
 		{func(p *Point) { p.CPUMask = "0xG" }, "hex digit"},
 		{func(p *Point) { p.CPUMask = "0x0" }, "no CPU"},
 		{func(p *Point) { p.CPUStrict = true }, "give a mask"},
@@ -66,6 +67,9 @@ func TestKnobsTestsAndChecks(t *testing.T) {
 	mask, err := ParseCPUMask("0x12")
 	if err != nil || len(mask) != 8 || !mask[1] || !mask[4] || mask[0] || mask[5] {
 		t.Errorf("mask %v %v", mask, err)
+	}
+	if o, err := ParseOverrides(`blk\.[0-9]{1,2}\.exps=CPU;x=CUDA0`); err != nil || len(o) != 2 || o[0].Pattern != `blk\.[0-9]{1,2}\.exps` {
+		t.Errorf("-ot with a comma in its pattern: %+v %v", o, err)
 	}
 	if o := MoEOverrides(2); len(o) != 2 || o[1].Pattern != `blk\.1\.ffn_(up|down|gate)_exps` || o[1].BufferType != "CPU" {
 		t.Errorf("%+v", o)
