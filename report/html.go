@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/tokbench/tokbench/record"
@@ -20,59 +20,137 @@ type chart struct {
 
 func label(r *record.Record) string { return cmp.Or(r.ModelID, r.ModelType) }
 
-// charts are the figures the records allow: tg t/s against depth per model
-// and quantization, aggregate t/s against parallel sequences, efficiency
-// against the ceiling per point, and telemetry per repetition.
+// facets are what the records of a chart's series can differ by, each as
+// a legend says it; a series is named by the facets that differ between
+// the chart's series, so that two runs of one model read "x1" and "x4",
+// not its path twice.
+var facets = []func(r *record.Record) string{
+	modelName,
+	func(r *record.Record) string { return r.ModelFileType },
+	func(r *record.Record) string { return fmt.Sprintf("tg%d", r.NGen) },
+	func(r *record.Record) string { return fmt.Sprintf("x%d", max(r.NParallel, 1)) },
+	func(r *record.Record) string { return fmt.Sprintf("@d%d", r.NDepth) },
+	func(r *record.Record) string { return fmt.Sprintf("t%d", r.NThreads) },
+	func(r *record.Record) string { return "fa " + r.FlashAttn.String() },
+	func(r *record.Record) string { return "kv " + r.TypeK + "/" + r.TypeV },
+	func(r *record.Record) string { return fmt.Sprintf("ngl %d", r.NGPULayers) },
+	func(r *record.Record) string { return fmt.Sprintf("b%d/%d", r.NBatch, r.NUBatch) },
+	func(r *record.Record) string { return r.Class() },
+}
+
+// Facets a chart puts on its x axis.
+const (
+	facetParallel = 3
+	facetDepth    = 4
+)
+
+// modelName is a model as a legend names it: the sweep's name, or the
+// file's name without its folder and extension.
+func modelName(r *record.Record) string {
+	id := cmp.Or(r.ModelID, r.ModelFile, r.ModelType)
+	if strings.ContainsRune(id, '/') || strings.HasSuffix(id, ".gguf") {
+		return strings.TrimSuffix(filepath.Base(id), ".gguf")
+	}
+	return id
+}
+
+// grouped are a chart's series: the records that agree on every facet
+// but the x axis's, with each series' points sorted by x and named by
+// the facets that differ between the series.
+func grouped(recs []*record.Record, xFacet int, point func(r *record.Record) (x, y, err float64, tag string)) []series {
+	keys := map[string]int{}
+	var members [][]*record.Record
+	var tuples [][]string
+	for _, r := range recs {
+		t := make([]string, len(facets))
+		for i, f := range facets {
+			if i != xFacet {
+				t[i] = f(r)
+			}
+		}
+		k := strings.Join(t, "\x00")
+		i, ok := keys[k]
+		if !ok {
+			i = len(members)
+			keys[k] = i
+			members, tuples = append(members, nil), append(tuples, t)
+		}
+		members[i] = append(members[i], r)
+	}
+	differs := make([]bool, len(facets))
+	for _, t := range tuples {
+		for i := range t {
+			differs[i] = differs[i] || t[i] != tuples[0][i]
+		}
+	}
+	out := make([]series, len(members))
+	for i, rs := range members {
+		var name []string
+		for j, v := range tuples[i] {
+			// A facet the model's name already says (synth:mid:q4_0's
+			// quantization) is not said twice.
+			if differs[j] && v != "" && !strings.Contains(strings.Join(name, " "), v) {
+				name = append(name, v)
+			}
+		}
+		if len(name) == 0 {
+			name = []string{modelName(rs[0]), rs[0].ModelFileType}
+		}
+		s := series{name: strings.Join(slices.DeleteFunc(name, func(v string) bool { return v == "" }), " ")}
+		slices.SortStableFunc(rs, func(a, b *record.Record) int {
+			xa, _, _, _ := point(a)
+			xb, _, _, _ := point(b)
+			return cmp.Compare(xa, xb)
+		})
+		for _, r := range rs {
+			x, y, e, tag := point(r)
+			s.xs, s.ys, s.errs, s.tags = append(s.xs, x), append(s.ys, y), append(s.errs, e), append(s.tags, tag)
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// charts are the figures the records allow: tg t/s against depth and
+// against parallel sequences (with 95% CIs), per-sequence against
+// aggregate t/s (the Pareto front of batching), efficiency against the
+// ceiling per point, and telemetry per repetition.
 func charts(recs []record.Record) []chart {
 	var out []chart
-	// A fleet's records of several classes: each series is one class's.
-	label := label
-	if len(Classes(recs)) > 1 {
-		label = func(r *record.Record) string { return cmp.Or(r.ModelID, r.ModelType) + " @ " + r.Class() }
-	}
-	lines := func(title, xlabel string, key func(r *record.Record) string, x func(r *record.Record) float64) {
-		bySeries := map[string]*series{}
-		var order []string
-		for i := range recs {
-			r := &recs[i]
-			if r.Status != record.StatusOK || r.IsPrompt() || (r.Sampling != "none" && r.Sampling != "") {
-				continue
-			}
-			k := key(r)
-			s := bySeries[k]
-			if s == nil {
-				s = &series{name: k}
-				bySeries[k] = s
-				order = append(order, k)
-			}
-			s.xs, s.ys = append(s.xs, x(r)), append(s.ys, r.AvgTs)
-		}
-		var ss []series
-		distinct := map[float64]bool{}
-		for _, k := range order {
-			s := *bySeries[k]
-			idx := make([]int, len(s.xs))
-			for i := range idx {
-				idx[i] = i
-				distinct[s.xs[i]] = true
-			}
-			sort.Slice(idx, func(a, b int) bool { return s.xs[idx[a]] < s.xs[idx[b]] })
-			sorted := series{name: s.name}
-			for _, i := range idx {
-				sorted.xs, sorted.ys = append(sorted.xs, s.xs[i]), append(sorted.ys, s.ys[i])
-			}
-			ss = append(ss, sorted)
-		}
-		if len(distinct) >= 2 {
-			out = append(out, chart{title, func(sa bool) string { return lineChart(title, xlabel, "tokens/s", ss, sa) }})
+	var decode []*record.Record
+	for i := range recs {
+		r := &recs[i]
+		if r.Status == record.StatusOK && !r.IsPrompt() && !r.IsCombined() && (r.Sampling == "none" || r.Sampling == "") {
+			decode = append(decode, r)
 		}
 	}
-	lines("Decode t/s against context depth", "KV cache depth (tokens)",
-		func(r *record.Record) string { return fmt.Sprintf("%s tg%d x%d", label(r), r.NGen, r.NParallel) },
-		func(r *record.Record) float64 { return float64(r.NDepth) })
-	lines("Aggregate decode t/s against parallel sequences", "parallel sequences",
-		func(r *record.Record) string { return fmt.Sprintf("%s tg%d @d%d", label(r), r.NGen, r.NDepth) },
-		func(r *record.Record) float64 { return float64(r.NParallel) })
+	spread := func(xFacet int) bool {
+		seen := map[string]bool{}
+		for _, r := range decode {
+			seen[facets[xFacet](r)] = true
+		}
+		return len(seen) >= 2
+	}
+	rate := func(x func(r *record.Record) float64) func(r *record.Record) (float64, float64, float64, string) {
+		return func(r *record.Record) (float64, float64, float64, string) { return x(r), r.AvgTs, r.CI95Ts, "" }
+	}
+	if spread(facetDepth) {
+		t := "Decode t/s against context depth (bars: 95% CI)"
+		ss := grouped(decode, facetDepth, rate(func(r *record.Record) float64 { return float64(r.NDepth) }))
+		out = append(out, chart{t, func(sa bool) string { return lineChart(t, "KV cache depth (tokens)", "tokens/s", ss, sa) }})
+	}
+	if spread(facetParallel) {
+		t := "Aggregate decode t/s against parallel sequences (bars: 95% CI)"
+		ss := grouped(decode, facetParallel, rate(func(r *record.Record) float64 { return float64(max(r.NParallel, 1)) }))
+		out = append(out, chart{t, func(sa bool) string { return lineChart(t, "parallel sequences", "tokens/s", ss, sa) }})
+		pt := "Per-sequence against aggregate decode t/s (dashed: the Pareto front)"
+		ps := grouped(decode, facetParallel, func(r *record.Record) (float64, float64, float64, string) {
+			return r.AvgTsPerSeq, r.AvgTs, 0, fmt.Sprintf("x%d", max(r.NParallel, 1))
+		})
+		out = append(out, chart{pt, func(sa bool) string {
+			return frontChart(pt, "t/s each sequence sees", "aggregate t/s", ps, sa)
+		}})
+	}
 
 	var labels, verdicts []string
 	var effs []float64

@@ -44,10 +44,10 @@ func TestHTMLIsSelfContainedAndWellFormed(t *testing.T) {
 			t.Errorf("page contains %q: it must open with no network", bad)
 		}
 	}
-	// depth chart, parallel chart, efficiency chart, power and GPU
-	// utilisation and host CPU timelines.
-	if n := strings.Count(page, `<figure id="chart-`); n != 6 {
-		t.Errorf("%d charts, want 6", n)
+	// depth chart, parallel chart, per-sequence against aggregate,
+	// efficiency chart, power and GPU utilisation and host CPU timelines.
+	if n := strings.Count(page, `<figure id="chart-`); n != 7 {
+		t.Errorf("%d charts, want 7", n)
 	}
 	for _, want := range []string{"Decode t/s against context depth", "Aggregate decode t/s against parallel", "Efficiency against the roofline",
 		"GPU power per repetition", "memory-bound", "because &lt;tested&gt; &amp; so", "Hardware and build", "synth:llama-8b:q4_0"} {
@@ -64,7 +64,7 @@ func TestMarkdownFiles(t *testing.T) {
 	}
 	md, _ := os.ReadFile(p)
 	svgs, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "r-*.svg"))
-	if len(svgs) != 6 || strings.Count(string(md), "![") != 6 || !strings.Contains(string(md), "| --- |") {
+	if len(svgs) != 7 || strings.Count(string(md), "![") != 7 || !strings.Contains(string(md), "| --- |") {
 		t.Fatalf("%d svg files, markdown:\n%s", len(svgs), md)
 	}
 	for _, s := range svgs {
@@ -117,5 +117,63 @@ func wellFormed(t *testing.T, page string) {
 		if err != nil {
 			t.Fatalf("page does not parse: %v", err)
 		}
+	}
+}
+
+// Legends name series by what differs between them, never by a path;
+// doubling x values go on a log axis whose labels do not collide; each
+// point has its 95% CI as an error bar; the Pareto chart joins its front.
+func TestChartLegendsAxesAndErrorBars(t *testing.T) {
+	var recs []record.Record
+	for _, np := range []int{1, 4} {
+		for d := 0; d <= 32768; d = max(2*d, 512) {
+			recs = append(recs, record.Record{ModelID: "/root/.cache/tokbench/sweep/mid-2.gguf", Test: "tg64", Status: record.StatusOK,
+				Model: record.Model{ModelFileType: "q4_0"}, Settings: record.Settings{NGen: 64, NDepth: d, NParallel: np, Sampling: "none"},
+				Result: record.Result{AvgTs: float64(100*np) / (1 + float64(d)/8192), AvgTsPerSeq: 100 / (1 + float64(d)/8192), CI95Ts: 3}})
+		}
+	}
+	cs := charts(recs)
+	if len(cs) != 3 {
+		t.Fatalf("%d charts", len(cs))
+	}
+	depth := cs[0].svg(true)
+	if strings.Contains(depth, "/root/") || !strings.Contains(depth, ">x1</text>") || !strings.Contains(depth, ">x4</text>") {
+		t.Errorf("legends are not x1 and x4:\n%s", depth)
+	}
+	if !strings.Contains(depth, "(log scale)") || !strings.Contains(depth, "± 3.00 (95% CI)") || strings.Count(depth, `<path d="M`) != 2*8 {
+		t.Errorf("no log axis or error bars:\n%s", depth)
+	}
+	// The x labels: each at least its own width from the last.
+	type label struct {
+		x    float64
+		text string
+	}
+	var labels []label
+	for _, part := range strings.Split(depth, "<text ")[1:] {
+		var x float64
+		var y int
+		if n, _ := fmt.Sscanf(part, `x="%g" y="%d"`, &x, &y); n == 2 && y == chartH-padB+14 {
+			labels = append(labels, label{x, part[strings.Index(part, ">")+1 : strings.Index(part, "<")]})
+		}
+	}
+	if len(labels) < 5 {
+		t.Fatalf("%d x labels: %v", len(labels), labels)
+	}
+	for i := 1; i < len(labels); i++ {
+		a, b := labels[i-1], labels[i]
+		if b.x-a.x < 3.2*float64(len(a.text)+len(b.text))+4 {
+			t.Errorf("x labels %q and %q overlap (%.0f and %.0f)", a.text, b.text, a.x, b.x)
+		}
+	}
+	front := cs[2].svg(true)
+	if !strings.Contains(front, "stroke-dasharray=\"5 3\"") || !strings.Contains(front, ">x4</text>") || !strings.Contains(cs[2].title, "Pareto") {
+		t.Errorf("Pareto chart:\n%s", front)
+	}
+}
+
+func TestParetoFront(t *testing.T) {
+	s := series{xs: []float64{100, 90, 50, 40, 20}, ys: []float64{100, 150, 140, 300, 250}}
+	if got := paretoFront(s); fmt.Sprint(got) != "[0 1 3]" {
+		t.Errorf("front %v, want [0 1 3]", got)
 	}
 }

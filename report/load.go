@@ -147,6 +147,22 @@ func loadCharts(lines []load.Line) []chart {
 			byWorkload[wl] = append(byWorkload[wl], point{x, s.TTFTMs.P50, s.TTFTMs.P99, s.ITLMs.P50, s.ITLMs.P99})
 		}
 	}
+	// Per-user against aggregate t/s, a series per workload: every run
+	// and judged probe, tagged with its load.
+	fronts := map[string]*series{}
+	var frontOrder []string
+	addFront := func(wl, tag string, s load.Figures) {
+		if s.Completed == 0 || s.PerUserTs.P50 <= 0 {
+			return
+		}
+		f := fronts[wl]
+		if f == nil {
+			f = &series{name: wl}
+			fronts[wl] = f
+			frontOrder = append(frontOrder, wl)
+		}
+		f.xs, f.ys, f.tags = append(f.xs, s.PerUserTs.P50), append(f.ys, s.OutputTps), append(f.tags, tag)
+	}
 	for i := range lines {
 		l := &lines[i]
 		if r := l.Run; r != nil && len(r.Timeline) > 0 {
@@ -158,6 +174,9 @@ func loadCharts(lines []load.Line) []chart {
 			tps, queue = append(tps, a), append(queue, b)
 			if r.Loop == load.ClosedLoop && r.Abusive == nil {
 				add(workloadName(l), float64(r.Clients), r.Summary)
+				addFront(workloadName(l), fmt.Sprint(r.Clients), r.Summary)
+			} else if r.Abusive == nil {
+				addFront(workloadName(l), fmt.Sprintf("%.3g/s", r.Rate), r.Summary)
 			}
 		}
 		if c := l.Capacity; c != nil {
@@ -175,6 +194,7 @@ func loadCharts(lines []load.Line) []chart {
 				if p.Rate == 0 {
 					add(workloadName(l), x, p.Summary)
 				}
+				addFront(workloadName(l), probeAt(p), p.Summary)
 			}
 			xlabel, at := "concurrent generations", fmt.Sprint(c.Concurrency)
 			if c.Rate > 0 {
@@ -188,6 +208,18 @@ func loadCharts(lines []load.Line) []chart {
 	if len(tps) > 0 {
 		out = append(out, chart{"Output t/s over time", func(sa bool) string { return timeChart("Output t/s over time", "t/s", tps, sa) }},
 			chart{"Queue depth over time", func(sa bool) string { return timeChart("Queue depth over time", "requests", queue, sa) }})
+	}
+	if len(frontOrder) > 0 {
+		var ss []series
+		for _, wl := range frontOrder {
+			if len(fronts[wl].xs) >= 2 {
+				ss = append(ss, *fronts[wl])
+			}
+		}
+		if len(ss) > 0 {
+			t := "Per-user against aggregate output t/s, by load (dashed: the Pareto front)"
+			out = append(out, chart{t, func(sa bool) string { return frontChart(t, "t/s per user (median)", "output t/s, all users", ss, sa) }})
+		}
 	}
 	var names []string
 	for wl := range byWorkload {

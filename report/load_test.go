@@ -16,12 +16,13 @@ import (
 func loadLines() []load.Line {
 	w := &load.Workload{Name: "short"}
 	run := func(c int, scenario string, abusive *load.Figures) load.Line {
-		s := load.Figures{Completed: 10 * c, OutputTps: 100 * float64(c), TTFTMs: stats.Percentiles{N: 10, P50: float64(c), P99: 3 * float64(c)}}
+		s := load.Figures{Completed: 10 * c, OutputTps: 100 * float64(c), TTFTMs: stats.Percentiles{N: 10, P50: float64(c), P99: 3 * float64(c)},
+			PerUserTs: stats.Percentiles{N: 10, P50: 100 / float64(c)}}
 		return load.Line{Kind: "load", Workload: w, Run: &load.Result{Scenario: scenario, Loop: "closed", Clients: c, Slots: c, Summary: s, Abusive: abusive,
 			Timeline: []load.Second{{T: 0, Queue: 2, OutputTps: 90}, {T: 1, Queue: 0, OutputTps: 110}}}}
 	}
 	probe := func(c int, pass bool) load.Trial {
-		return load.Trial{Concurrency: c, Pass: pass, Summary: load.Figures{Completed: 5, OutputTps: 50 * float64(c)}}
+		return load.Trial{Concurrency: c, Pass: pass, Summary: load.Figures{Completed: 5, OutputTps: 50 * float64(c), PerUserTs: stats.Percentiles{N: 5, P50: 90 / float64(c)}}}
 	}
 	return []load.Line{run(1, "load", nil), run(2, "load", nil), run(4, "abuse", &load.Figures{Completed: 1, Rejected: 3}),
 		{Kind: "capacity", Workload: w, Capacity: &load.CapacityResult{Concurrency: 2, BoundBy: "decode at 4 sequences",
@@ -39,14 +40,15 @@ func TestLoadReport(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
 	}
-	// Charts: the capacity curve, t/s and queue over time, and latency
-	// against concurrency (runs without abuse and the probes).
+	// Charts: the capacity curve, t/s and queue over time, per-user
+	// against aggregate t/s (runs without abuse and the probes), and
+	// latency against concurrency.
 	cs := loadCharts(lines)
 	var titles []string
 	for _, c := range cs {
 		titles = append(titles, c.title)
 	}
-	if got := strings.Join(titles, "|"); got != "Capacity: short (sustainable 2)|Output t/s over time|Queue depth over time|Latency percentiles vs concurrency: short" {
+	if got := strings.Join(titles, "|"); got != "Capacity: short (sustainable 2)|Output t/s over time|Queue depth over time|Per-user against aggregate output t/s, by load (dashed: the Pareto front)|Latency percentiles vs concurrency: short" {
 		t.Errorf("charts %s", got)
 	}
 	b.Reset()
@@ -62,7 +64,10 @@ func TestLoadReport(t *testing.T) {
 			break
 		}
 	}
-	if n := strings.Count(b.String(), "<svg"); n != 4 {
+	if front := cs[3].svg(true); strings.Count(front, "<circle") != 5 || !strings.Contains(front, ">2</text>") {
+		t.Errorf("per-user against aggregate: the 2 runs and 3 probes, tagged:\n%s", front)
+	}
+	if n := strings.Count(b.String(), "<svg"); n != 5 {
 		t.Errorf("%d charts in the page", n)
 	}
 	md := filepath.Join(t.TempDir(), "r.md")

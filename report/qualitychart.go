@@ -36,7 +36,7 @@ func decades(lo, hi float64) (l0, l1 float64, ticks []float64) {
 
 func pow10(v float64) string { return fmt.Sprintf("%.0e", math.Pow(10, v)) }
 
-func modelName(t *Tradeoff) string { return cmp.Or(t.Q.ModelFileType, t.Q.ModelID) }
+func tradeoffName(t *Tradeoff) string { return cmp.Or(t.Q.ModelFileType, t.Q.ModelID) }
 
 func paretoChart(ts []Tradeoff) (chart, bool) {
 	var pts []Tradeoff
@@ -72,7 +72,7 @@ func paretoChart(ts []Tradeoff) (chart, bool) {
 		if base != nil {
 			y := f.py(base.TG.AvgTs)
 			fmt.Fprintf(&f.b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#555" stroke-dasharray="4 3"/><text x="%d" y="%.1f">base %s (KLD 0)</text>`,
-				padL, chartW-padR, y, y, padL+4, y-4, esc(modelName(base)))
+				padL, chartW-padR, y, y, padL+4, y-4, esc(tradeoffName(base)))
 		}
 		// The front, from the most faithful to the fastest.
 		front := slices.DeleteFunc(slices.Clone(pts), func(t Tradeoff) bool { return t.Dominated })
@@ -94,7 +94,7 @@ func paretoChart(ts []Tradeoff) (chart, bool) {
 				fill, what = "white", "dominated"
 			}
 			fmt.Fprintf(&f.b, `<circle cx="%.1f" cy="%.1f" r="4.5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s: KLD %.3g ± %.2g, %.2f t/s, %s</title></circle><text x="%.1f" y="%.1f">%s</text>`,
-				x, y, fill, palette[0], esc(cmp.Or(t.Q.ModelID, t.Q.ModelFile)), k.Mean, k.Stderr, t.TG.AvgTs, what, x+6, y-6, esc(modelName(&t)))
+				x, y, fill, palette[0], esc(cmp.Or(t.Q.ModelID, t.Q.ModelFile)), k.Mean, k.Stderr, t.TG.AvgTs, what, x+6, y-6, esc(tradeoffName(&t)))
 		}
 		f.legend(0, "on the front (filled)")
 		fmt.Fprintf(&f.b, `<circle cx="%d" cy="%d" r="4.5" fill="white" stroke="%s" stroke-width="1.5"/><text x="%d" y="%d">dominated (hollow)</text>`,
@@ -131,7 +131,7 @@ func bpwChart(ts []Tradeoff) (chart, bool) {
 		for _, t := range pts {
 			x, y := f.px(t.Q.BitsPerWeight), f.py(math.Log10(t.Q.Figures.KLD.Mean))
 			fmt.Fprintf(&f.b, `<circle cx="%.1f" cy="%.1f" r="4.5" fill="%s"><title>%s: %.2f bpw, KLD %.3g</title></circle><text x="%.1f" y="%.1f">%s</text>`,
-				x, y, palette[0], esc(cmp.Or(t.Q.ModelID, t.Q.ModelFile)), t.Q.BitsPerWeight, t.Q.Figures.KLD.Mean, x+6, y-6, esc(modelName(&t)))
+				x, y, palette[0], esc(cmp.Or(t.Q.ModelID, t.Q.ModelFile)), t.Q.BitsPerWeight, t.Q.Figures.KLD.Mean, x+6, y-6, esc(tradeoffName(&t)))
 		}
 		f.legend(0, "models (base: KLD 0, not drawn)")
 		return f.end()

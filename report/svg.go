@@ -1,9 +1,11 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -13,6 +15,11 @@ import (
 type series struct {
 	name   string
 	xs, ys []float64
+	// errs, if set, are each point's 95% confidence half-widths: drawn as
+	// error bars.
+	errs []float64
+	// tags, if set, label each point (a scatter's loads).
+	tags []string
 }
 
 var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
@@ -56,9 +63,10 @@ func fmtTick(v float64) string {
 
 type frame struct {
 	b          strings.Builder
-	x0, x1     float64
+	x0, x1     float64 // in axis units (log2 on a doubling axis)
 	y0, y1     float64
 	standalone bool
+	xaxis      func(float64) float64 // data to axis units; nil: identity
 }
 
 func newFrame(title, xlabel, ylabel string, x0, x1, y0, y1 float64, standalone bool) *frame {
@@ -92,6 +100,9 @@ func newFrameTicks(title, xlabel, ylabel string, x0, x1, y0, y1 float64, standal
 }
 
 func (f *frame) px(x float64) float64 {
+	if f.xaxis != nil {
+		x = f.xaxis(x)
+	}
 	return padL + (x-f.x0)/(f.x1-f.x0)*float64(chartW-padL-padR)
 }
 
@@ -99,34 +110,99 @@ func (f *frame) py(y float64) float64 {
 	return float64(chartH-padB) - (y-f.y0)/(f.y1-f.y0)*float64(chartH-padT-padB)
 }
 
+// legendChars is about how many characters of 11px text fit beside the plot.
+const legendChars = 34
+
+// legend names series i; a name too long for the space keeps its start
+// and end, and the whole of it shows on hover.
 func (f *frame) legend(i int, name string) {
 	y := padT + 14*i + 8
-	fmt.Fprintf(&f.b, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s</text>`,
-		chartW-padR+8, y-8, palette[i%len(palette)], chartW-padR+22, y+1, esc(name))
+	shown := name
+	if r := []rune(name); len(r) > legendChars {
+		shown = string(r[:legendChars/2-1]) + "…" + string(r[len(r)-legendChars/2+1:])
+	}
+	fmt.Fprintf(&f.b, `<g><title>%s</title><rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s</text></g>`,
+		esc(name), chartW-padR+8, y-8, palette[i%len(palette)], chartW-padR+22, y+1, esc(shown))
+}
+
+// xLabels writes the x axis's labels at the given values, leaving out any
+// that would overlap the one before it.
+func (f *frame) xLabels(xs []float64, text func(float64) string) {
+	right := math.Inf(-1)
+	for _, x := range slices.Sorted(slices.Values(xs)) {
+		t := text(x)
+		half := 3.2*float64(len(t)) + 2
+		if px := f.px(x); px-half >= right {
+			fmt.Fprintf(&f.b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, px, chartH-padB+14, esc(t))
+			right = px + half + 4
+		}
+	}
+}
+
+// doubling says whether an axis's values grow by factors (depths 0, 512,
+// 1024 ... 32768; 1, 2, 4 ... 256 sequences): spread over more than an
+// order of magnitude, they are drawn on a log2 axis, with 0 one step
+// left of the smallest positive value.
+func doubling(xs []float64) (func(float64) float64, bool) {
+	lo, hi := math.Inf(1), 0.0
+	for _, x := range xs {
+		if x < 0 {
+			return nil, false
+		}
+		if x > 0 {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+	}
+	if hi == 0 || hi/lo < 16 {
+		return nil, false
+	}
+	zero := math.Log2(lo) - 1
+	return func(x float64) float64 {
+		if x <= 0 {
+			return zero
+		}
+		return math.Log2(x)
+	}, true
 }
 
 func (f *frame) end() string { return f.b.String() + "</svg>" }
 
 func esc(s string) string { return html.EscapeString(s) }
 
-// lineChart draws series as lines with points; x ticks at the data's x
-// values (depths, parallel counts).
+// lineChart draws series as lines with points (and error bars where the
+// series has them); x labels at the data's x values (depths, parallel
+// counts), on a log2 axis when they double.
 func lineChart(title, xlabel, ylabel string, ss []series, standalone bool) string {
-	x0, x1, y1 := math.Inf(1), math.Inf(-1), 0.0
+	var all []float64
+	y1 := 0.0
 	xset := map[float64]bool{}
 	for _, s := range ss {
 		for i := range s.xs {
-			x0, x1, y1 = math.Min(x0, s.xs[i]), math.Max(x1, s.xs[i]), math.Max(y1, s.ys[i])
+			y1 = math.Max(y1, s.ys[i]+errAt(s, i))
+			if !xset[s.xs[i]] {
+				all = append(all, s.xs[i])
+			}
 			xset[s.xs[i]] = true
 		}
+	}
+	axis, logx := doubling(all)
+	if logx {
+		xlabel += " (log scale)"
+	} else {
+		axis = func(x float64) float64 { return x }
+	}
+	x0, x1 := math.Inf(1), math.Inf(-1)
+	for _, x := range all {
+		x0, x1 = math.Min(x0, axis(x)), math.Max(x1, axis(x))
 	}
 	if x1 <= x0 {
 		x0, x1 = x0-1, x0+1
 	}
-	f := newFrame(title, xlabel, ylabel, x0, x1, 0, y1*1.1, standalone)
-	for x := range xset {
-		fmt.Fprintf(&f.b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, f.px(x), chartH-padB+14, fmtTick(x))
-	}
+	// A margin on each side keeps the end points and their labels inside.
+	m := (x1 - x0) * 0.04
+	f := newFrame(title, xlabel, ylabel, x0-m, x1+m, 0, y1*1.1, standalone)
+	f.xaxis = axis
+	f.xLabels(all, fmtTick)
 	for i, s := range ss {
 		c := palette[i%len(palette)]
 		var pts []string
@@ -135,11 +211,78 @@ func lineChart(title, xlabel, ylabel string, ss []series, standalone bool) strin
 		}
 		fmt.Fprintf(&f.b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, c, strings.Join(pts, " "))
 		for j := range s.xs {
-			fmt.Fprintf(&f.b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s: %s, %.2f</title></circle>`, f.px(s.xs[j]), f.py(s.ys[j]), c, esc(s.name), fmtTick(s.xs[j]), s.ys[j])
+			x, y := f.px(s.xs[j]), f.py(s.ys[j])
+			ci := ""
+			if e := errAt(s, j); e > 0 {
+				lo, hi := f.py(math.Max(s.ys[j]-e, 0)), f.py(s.ys[j]+e)
+				fmt.Fprintf(&f.b, `<path d="M%.1f %.1fV%.1fM%.1f %.1fh8M%.1f %.1fh8" stroke="%s" stroke-width="1.2" fill="none"/>`, x, lo, hi, x-4, lo, x-4, hi, c)
+				ci = fmt.Sprintf(" ± %.2f (95%% CI)", e)
+			}
+			fmt.Fprintf(&f.b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s: %s, %.2f%s</title></circle>`, x, y, c, esc(s.name), fmtTick(s.xs[j]), s.ys[j], ci)
 		}
 		f.legend(i, s.name)
 	}
 	return f.end()
+}
+
+func errAt(s series, i int) float64 {
+	if i < len(s.errs) && !math.IsNaN(s.errs[i]) {
+		return s.errs[i]
+	}
+	return 0
+}
+
+// frontChart plots each series' points (tagged with their load) as
+// per-user against aggregate throughput, and joins each series' Pareto
+// front: the points no other point of the series beats on both.
+func frontChart(title, xlabel, ylabel string, ss []series, standalone bool) string {
+	x1, y1 := 0.0, 0.0
+	for _, s := range ss {
+		for i := range s.xs {
+			x1, y1 = math.Max(x1, s.xs[i]), math.Max(y1, s.ys[i])
+		}
+	}
+	f := newFrame(title, xlabel, ylabel, 0, math.Max(x1*1.1, 1), 0, math.Max(y1*1.15, 1), standalone)
+	f.xLabels(niceTicks(0, x1*1.1, 6), fmtTick)
+	for i, s := range ss {
+		c := palette[i%len(palette)]
+		var front []string
+		for _, j := range paretoFront(s) {
+			front = append(front, fmt.Sprintf("%.1f,%.1f", f.px(s.xs[j]), f.py(s.ys[j])))
+		}
+		fmt.Fprintf(&f.b, `<polyline fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="5 3" points="%s"/>`, c, strings.Join(front, " "))
+		for j := range s.xs {
+			x, y := f.px(s.xs[j]), f.py(s.ys[j])
+			tag := ""
+			if j < len(s.tags) {
+				tag = s.tags[j]
+				fmt.Fprintf(&f.b, `<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s</text>`, x+5, y-5, c, esc(tag))
+			}
+			fmt.Fprintf(&f.b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s %s: %.1f per user, %.1f in all</title></circle>`, x, y, c, esc(s.name), esc(tag), s.xs[j], s.ys[j])
+		}
+		f.legend(i, s.name)
+	}
+	return f.end()
+}
+
+// paretoFront are the indices of the series' points that no other point
+// beats on both x and y, by x descending.
+func paretoFront(s series) []int {
+	var out []int
+	for i := range s.xs {
+		beaten := false
+		for j := range s.xs {
+			if j != i && s.xs[j] >= s.xs[i] && s.ys[j] >= s.ys[i] && (s.xs[j] > s.xs[i] || s.ys[j] > s.ys[i]) {
+				beaten = true
+				break
+			}
+		}
+		if !beaten {
+			out = append(out, i)
+		}
+	}
+	slices.SortFunc(out, func(a, b int) int { return cmp.Compare(s.xs[b], s.xs[a]) })
+	return out
 }
 
 // barChart draws one bar per label, coloured by group, with an optional
