@@ -158,7 +158,6 @@ func TestChartsInHeadlessChromium(t *testing.T) {
 	tiles := filepath.Join(dir, "tiles.html")
 	os.WriteFile(tiles, []byte(b.String()), 0o644)
 	img := screenshot(t, chromium, tiles, chartW, len(all)*tileH, tr)
-	if f, err := os.Create("/tmp/tiles.png"); err == nil { png.Encode(f, img); f.Close() }
 	for i, c := range all {
 		plot := image.Rect(padL, i*tileH+padT, chartW-padR, i*tileH+chartH-padB)
 		colours, ink := inks(img, plot)
