@@ -24,12 +24,12 @@ type Key struct {
 	Reps                  int // AutoReps: auto
 	Warmup                bool
 	Seed                  uint64
-	// llama-bench's placement and threading knobs and -pg: written only
-	// when set, so that keys of files from before them still match.
+	// llama-bench's placement and threading knobs: written only when
+	// set, so that keys of files from before them still match. (A -pg
+	// test is a test of its own: NPrompt and NGen both set.)
 	Placement
 	Threading
 	NoKVOffload bool
-	PG          [2]int
 }
 
 // escapeKey keeps a free-form value (a regular expression) from breaking
@@ -69,9 +69,6 @@ func (k Key) knobs() string {
 	}
 	if k.NoKVOffload {
 		add("nkvo", "true")
-	}
-	if k.PG != [2]int{} {
-		add("pg", fmt.Sprintf("%d,%d", k.PG[0], k.PG[1]))
 	}
 	return b.String()
 }
@@ -125,8 +122,6 @@ func (k *Key) UnmarshalText(b []byte) error {
 			out.CPUStrict, err = strconv.ParseBool(v)
 		case "nkvo":
 			out.NoKVOffload, err = strconv.ParseBool(v)
-		case "pg":
-			out.PG, err = ParsePG(v)
 		case "sampling":
 			out.Sampling = Sampling(v)
 		case "r":

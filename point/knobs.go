@@ -138,9 +138,10 @@ func ParseCPUMask(s string) ([]bool, error) {
 	return mask, nil
 }
 
-// checkKnobs says what is wrong with the placement, threading and test
-// knobs, if anything.
-func (p Point) checkKnobs() error {
+// CheckKnobs says what is wrong with the placement, threading and test
+// knobs, if anything (engine.CheckPlacement checks the names against the
+// devices here).
+func (p Point) CheckKnobs() error {
 	if _, err := ParseOverrides(p.Overrides); err != nil {
 		return &InputError{err}
 	}

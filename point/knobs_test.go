@@ -10,12 +10,12 @@ func TestKnobsKeyRoundTrip(t *testing.T) {
 	p := Defaults(4)
 	p.Model = "m.gguf"
 	old := p.Key().String()
-	if strings.Contains(old, "ot=") || strings.Contains(old, "pg=") {
+	if strings.Contains(old, "ot=") {
 		t.Errorf("unset knobs in the key: %s", old)
 	}
 	p.Placement = Placement{Devices: "CUDA0/CUDA1", TensorSplit: "3/1", Overrides: `blk\.(1|2)\.ffn_up_exps=CPU;exps=CUDA0`, NCPUMoE: 2}
 	p.Threading = Threading{Poll: "0", CPUMask: "0xF", CPUStrict: true, Prio: 2}
-	p.NoKVOffload, p.PG = true, [2]int{512, 128}
+	p.NoKVOffload = true
 	k := p.Key()
 	var back Key
 	if err := back.UnmarshalText([]byte(k.String())); err != nil || back != k {
@@ -34,7 +34,9 @@ func TestKnobsTestsAndChecks(t *testing.T) {
 	p := Defaults(4)
 	p.Model, p.NPrompt, p.NGen, p.NDepth, p.PG = "m", 64, 16, 8, [2]int{32, 8}
 	tests := p.Tests()
-	if len(tests) != 3 || !tests[2].Combined || tests[2].TestName() != "pp32+tg8@d8" || tests[2].PerSeqCtx() != 8+32+8 || tests[0].Combined {
+	plain := p
+	plain.PG = [2]int{}
+	if len(tests) != 3 || !tests[2].Combined || tests[0].Key() != plain.Tests()[0].Key() || tests[2].TestName() != "pp32+tg8@d8" || tests[2].PerSeqCtx() != 8+32+8 || tests[0].Combined {
 		t.Fatalf("%+v", tests)
 	}
 	if p.PerSeqCtx() != 8+64 {

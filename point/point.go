@@ -132,7 +132,7 @@ func (p Point) Key() Key {
 	return Key{Model: id, NPrompt: p.NPrompt, NGen: p.NGen, NDepth: p.NDepth, Parallel: p.Parallel, NBatch: p.NBatch,
 		NUBatch: p.UBatch(), Threads: p.Threads, NGPULayers: p.NGPULayers, Split: p.Split, MainGPU: p.MainGPU,
 		Mmap: !p.NoMmap, FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Sampling: p.SamplingName(),
-		Reps: p.Reps, Warmup: !p.NoWarmup, Seed: p.Seed, Placement: p.Placement, Threading: p.Threading, NoKVOffload: p.NoKVOffload, PG: p.PG}
+		Reps: p.Reps, Warmup: !p.NoWarmup, Seed: p.Seed, Placement: p.Placement, Threading: p.Threading, NoKVOffload: p.NoKVOffload}
 }
 
 // ModelKey is what a loaded model depends on: points with the same one
@@ -222,7 +222,7 @@ func (p Point) Validate() error {
 	if err := CheckCache(p.TypeK, p.TypeV, p.FlashAttn); err != nil {
 		return &InputError{err}
 	}
-	if err := p.checkKnobs(); err != nil {
+	if err := p.CheckKnobs(); err != nil {
 		return err
 	}
 	if _, err := ParseSampling(string(p.Sampling)); err != nil {
@@ -264,12 +264,12 @@ func (p Point) Tests() []Point {
 	var out []Point
 	if p.NPrompt > 0 {
 		t := p
-		t.NGen, t.Sampling = 0, SamplingOff
+		t.NGen, t.Sampling, t.PG = 0, SamplingOff, [2]int{}
 		out = append(out, t)
 	}
 	if p.NGen > 0 {
 		t := p
-		t.NPrompt, t.Sampling = 0, SamplingOff
+		t.NPrompt, t.Sampling, t.PG = 0, SamplingOff, [2]int{}
 		out = append(out, t)
 		if p.Sampled() {
 			t.Sampling = p.Sampling
@@ -277,11 +277,17 @@ func (p Point) Tests() []Point {
 		}
 	}
 	if p.PG != [2]int{} {
-		t := p
-		t.NPrompt, t.NGen, t.PG, t.Combined, t.Sampling = p.PG[0], p.PG[1], [2]int{}, true, SamplingOff
-		out = append(out, t)
+		out = append(out, p.CombinedTest())
 	}
 	return out
+}
+
+// CombinedTest is the point's -pg test: its prompt, then its generation,
+// timed together.
+func (p Point) CombinedTest() Point {
+	t := p
+	t.NPrompt, t.NGen, t.PG, t.Combined, t.Sampling = p.PG[0], p.PG[1], [2]int{}, true, SamplingOff
+	return t
 }
 
 // TestName is the short name of a one-test point: pp512, tg128@d1024x4.

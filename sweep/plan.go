@@ -96,6 +96,9 @@ func estimate(p point.Point, mi modelInfo) time.Duration {
 		if p.Sampled() {
 			s *= 2 // the raw test runs too, unless the sweep has it
 		}
+		if p.Combined {
+			s += reps * prefill(p.Parallel*p.NPrompt)
+		}
 	} else {
 		s = reps * prefill(p.Parallel*p.NPrompt)
 	}

@@ -133,6 +133,19 @@ type Spec struct {
 	Timeout      Duration `yaml:"timeout"`
 	Seed         uint64   `yaml:"seed"`
 	Filter       StrAxis  `yaml:"filter"`
+	// llama-bench's placement and threading knobs, as run's flags of the
+	// same names; n_cpu_moe and poll are axes (poll unset: llama.cpp's).
+	NCPUMoE        IntAxis  `yaml:"n_cpu_moe"`
+	Poll           IntAxis  `yaml:"poll"`
+	OverrideTensor string   `yaml:"override_tensor"` // PATTERN=BUFFER_TYPE;...
+	TensorSplit    string   `yaml:"tensor_split"`    // 3/1
+	Devices        string   `yaml:"devices"`         // CUDA0/CUDA1, none
+	NoKVOffload    bool     `yaml:"no_kv_offload"`
+	CPUMask        string   `yaml:"cpu_mask"`
+	CPUStrict      bool     `yaml:"cpu_strict"`
+	Prio           int      `yaml:"prio"`
+	Delay          Duration `yaml:"delay"`
+	PG             string   `yaml:"pg"` // a pp+tg test per point too: "512,128"
 	// Quality, when set, also evaluates each model's quality against its
 	// family's base after the speed points (QualityGroups).
 	Quality *QualitySpec `yaml:"quality"`
@@ -145,7 +158,7 @@ func DefaultSpec(threads int) *Spec {
 		NPrompt: Ints(d.NPrompt), NGen: Ints(d.NGen), NDepth: Ints(0), Parallel: Ints(1),
 		NBatch: Ints(d.NBatch), NUBatch: Ints(d.NUBatch), Threads: Ints(threads), NGPULayers: Ints(-1),
 		FlashAttn: Strs("auto"), TypeK: Strs("f16"), TypeV: Strs("f16"), Sampling: Strs("off"),
-		SplitMode: "layer", Mmap: true, Repetitions: point.AutoReps, TargetCI: 100 * d.TargetCI, MaxReps: d.MaxReps, Warmup: true, Kernels: true, Timeout: Duration{d.Timeout}, Seed: d.Seed,
+		NCPUMoE: Ints(0), SplitMode: "layer", Mmap: true, Repetitions: point.AutoReps, TargetCI: 100 * d.TargetCI, MaxReps: d.MaxReps, Warmup: true, Kernels: true, Timeout: Duration{d.Timeout}, Seed: d.Seed,
 	}
 }
 
@@ -215,6 +228,7 @@ func (s *Spec) Validate() error {
 		{"n_prompt", s.NPrompt, 0, point.MaxTokens}, {"n_gen", s.NGen, 0, point.MaxTokens}, {"n_depth", s.NDepth, 0, point.MaxDepth},
 		{"parallel", s.Parallel, 1, point.MaxParallel}, {"n_batch", s.NBatch, 1, point.MaxTokens},
 		{"n_ubatch", s.NUBatch, 1, point.MaxTokens}, {"threads", s.Threads, 1, point.MaxThreads}, {"n_gpu_layers", s.NGPULayers, -1, 1 << 16},
+		{"n_cpu_moe", s.NCPUMoE, 0, 4096},
 	}
 	for _, ax := range ints {
 		if len(ax.a.Values) == 0 {
@@ -283,10 +297,41 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("filter: %v", err)
 		}
 	}
+	for _, v := range s.Poll.Values {
+		if v < 0 || v > 100 {
+			return fmt.Errorf("poll: %d is out of range (0 to 100)", v)
+		}
+	}
+	if _, err := s.pg(); err != nil {
+		return fmt.Errorf("pg: %v", err)
+	}
+	if err := s.knobs(point.Point{}).CheckKnobs(); err != nil {
+		return err
+	}
 	if s.Quality != nil {
 		return s.Quality.validate()
 	}
 	return nil
+}
+
+func (s *Spec) pg() ([2]int, error) { return point.ParsePG(s.PG) }
+
+// knobs is p with the spec's fixed llama-bench knobs.
+func (s *Spec) knobs(p point.Point) point.Point {
+	p.Placement = point.Placement{Devices: s.Devices, TensorSplit: s.TensorSplit, Overrides: s.OverrideTensor}
+	p.Threading = point.Threading{CPUMask: s.CPUMask, CPUStrict: s.CPUStrict, Prio: s.Prio}
+	p.NoKVOffload, p.Delay = s.NoKVOffload, s.Delay.Duration
+	return p
+}
+
+// Placement is the spec's placement with its first n_cpu_moe, for
+// checking its names against the devices here.
+func (s *Spec) Placement() point.Placement {
+	pl := s.knobs(point.Point{}).Placement
+	if len(s.NCPUMoE.Values) > 0 {
+		pl.NCPUMoE = slices.Max(s.NCPUMoE.Values)
+	}
+	return pl
 }
 
 func slicesAny(xs []int, f func(int) bool) bool {
@@ -313,6 +358,8 @@ func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 	split, _ := point.ParseSplitMode(s.SplitMode)
 	base := point.Point{Split: split, MainGPU: s.MainGPU, NoMmap: !s.Mmap, Reps: int(s.Repetitions), TargetCI: s.TargetCI / 100, MaxReps: s.MaxReps, DropOutliers: s.DropOutliers, NoWarmup: !s.Warmup,
 		Seed: s.Seed, Timeout: s.Timeout.Duration, Sampling: "off", Kernels: s.Kernels}
+	base = s.knobs(base)
+	pg, _ := s.pg()
 	grid := []point.Point{}
 	for _, m := range models {
 		p := base
@@ -328,6 +375,10 @@ func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 	grid = expand(grid, s.TypeK.Values, func(p *point.Point, v string) { p.TypeK = v })
 	grid = expand(grid, s.TypeV.Values, func(p *point.Point, v string) { p.TypeV = v })
 	grid = expand(grid, s.NDepth.Values, func(p *point.Point, v int) { p.NDepth = v })
+	grid = expand(grid, s.NCPUMoE.Values, func(p *point.Point, v int) { p.NCPUMoE = v })
+	if len(s.Poll.Values) > 0 {
+		grid = expand(grid, s.Poll.Values, func(p *point.Point, v int) { p.Poll = strconv.Itoa(v) })
+	}
 
 	seen := map[point.Key]bool{}
 	var out []point.Point
@@ -360,6 +411,10 @@ func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 					add(tg)
 				}
 			}
+		}
+		if pg != [2]int{} {
+			p.PG = pg
+			add(p.CombinedTest())
 		}
 	}
 	for _, p := range out {

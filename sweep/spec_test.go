@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tokbench/tokbench/point"
 )
@@ -83,6 +84,13 @@ func TestLoadSpecErrorsNameTheKey(t *testing.T) {
 		"quantize_from: x.gguf\n":      "quantize_from needs types",
 		"":                             "empty",
 		"n_prompt: [64\n":              "spec",
+		"n_cpu_moe: -1\n":              "n_cpu_moe: -1 is out of range",
+		"poll: 101\n":                  "poll: 101",
+		"pg: 512\n":                    "pg",
+		"cpu_mask: 0xZ\n":              "hex digit",
+		"cpu_strict: true\n":           "give a mask",
+		"prio: 7\n":                    "--prio",
+		"tensor_split: 1/x\n":          "-ts",
 	}
 	for text, want := range cases {
 		_, err := LoadSpec(writeSpec(t, text), 2)
@@ -123,5 +131,43 @@ func TestExampleSpec(t *testing.T) {
 		if (p.NPrompt == 0) == (p.NGen == 0) {
 			t.Errorf("point %s is not a single test", p.Key())
 		}
+	}
+}
+
+// llama-bench's knobs in a spec: n_cpu_moe and poll are axes, the rest
+// apply to every point, and pg adds a pp+tg test per point.
+func TestSpecKnobs(t *testing.T) {
+	s, err := LoadSpec(writeSpec(t, "n_prompt: 64\nn_gen: 16\nn_cpu_moe: [0, 2]\npoll: [0, 50]\noverride_tensor: exps=CPU\n"+
+		"tensor_split: 3/1\ndevices: none\nno_kv_offload: true\ncpu_mask: 0xF\ncpu_strict: true\nprio: 1\ndelay: 2s\npg: 32,8\n"), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points, _, err := s.Points([]ModelRef{{ID: "a", Path: "a.gguf", Type: "q8_0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 n_cpu_moe x 2 poll x (pp, tg, pp+tg).
+	if len(points) != 12 {
+		t.Fatalf("%d points", len(points))
+	}
+	combined, moe, polls := 0, map[int]bool{}, map[string]bool{}
+	for _, p := range points {
+		if p.Combined {
+			combined++
+			if p.TestName() != "pp32+tg8" {
+				t.Errorf("pp+tg point %s", p.TestName())
+			}
+		}
+		moe[p.NCPUMoE], polls[p.Poll] = true, true
+		if p.Overrides != "exps=CPU" || p.TensorSplit != "3/1" || p.Devices != "none" || !p.NoKVOffload || p.CPUMask != "0xF" || !p.CPUStrict ||
+			p.Prio != 1 || p.Delay != 2*time.Second {
+			t.Errorf("point knobs %+v %+v", p.Placement, p.Threading)
+		}
+	}
+	if combined != 4 || len(moe) != 2 || !polls["0"] || !polls["50"] {
+		t.Errorf("%d pp+tg points, n_cpu_moe %v, poll %v", combined, moe, polls)
+	}
+	if pl := s.Placement(); pl.NCPUMoE != 2 || pl.Overrides != "exps=CPU" {
+		t.Errorf("placement to check %+v", pl)
 	}
 }

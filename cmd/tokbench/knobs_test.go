@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,4 +74,31 @@ func tail(s string) string {
 		return "..." + s[len(s)-3000:]
 	}
 	return s
+}
+
+// A sweep takes the knobs too: --poll and -ncmoe as axes, -pg a pp+tg
+// test per point.
+func TestSweepKnobs(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "knobs.jsonl")
+	r := tokbench(t, "sweep", "--synth", "tiny", "--types", "q8_0", "-p", "16", "-n", "4", "-r", "1", "-pg", "8,2", "--poll", "0,50",
+		"-ot", "ffn_down=CPU", "--no-telemetry", "--no-kernels", "--out", out, "-o", "csv")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, tail(r.stderr))
+	}
+	recs := readResults(t, out)
+	tests := map[string]int{}
+	for _, rec := range recs {
+		tests[fmt.Sprintf("%s poll=%d", rec.Test, rec.Poll)]++
+		if rec.TensorOverrides != "ffn_down=CPU" || !rec.OK() {
+			t.Errorf("%s: %s %s", rec.Test, rec.TensorOverrides, rec.Status)
+		}
+	}
+	for _, want := range []string{"pp16 poll=0", "tg4 poll=0", "pp8+tg2 poll=0", "pp16 poll=50", "tg4 poll=50", "pp8+tg2 poll=50"} {
+		if tests[want] != 1 {
+			t.Errorf("records %v lack %s", tests, want)
+		}
+	}
+	if r := tokbench(t, "sweep", "--synth", "tiny", "-p", "16", "-n", "0", "-dev", "CUDA9", "--dry-run"); r.code != 2 || !strings.Contains(r.stderr, "no such GPU device") {
+		t.Errorf("-dev CUDA9: exit %d %s", r.code, r.stderr)
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"github.com/tokbench/tokbench/engine"
 	"os"
 	"strings"
 
@@ -61,6 +62,17 @@ func sweepCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Usage: "time limit per point; default 10m"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of random tokens and synthetic weights; default 42"},
 			&cli.StringSliceFlag{Name: "filter", Usage: "drop the points matching, e.g. 'n_depth>=4096 && parallel>4' (repeatable)"},
+			&cli.StringFlag{Name: "n-cpu-moe", Aliases: []string{"ncmoe"}, Usage: "layers whose MoE experts stay on the CPU (list); default 0"},
+			&cli.StringFlag{Name: "poll", Usage: "thread busy-wait levels 0-100 (list); default llama.cpp's"},
+			&cli.StringFlag{Name: "override-tensor", Aliases: []string{"ot"}, Usage: "PATTERN=BUFFER_TYPE;... for every point (as run)"},
+			&cli.StringFlag{Name: "tensor-split", Aliases: []string{"ts"}, Usage: "each device's share of the layers, e.g. 3/1"},
+			&cli.StringFlag{Name: "device", Aliases: []string{"dev"}, Usage: "GPU devices to use (CUDA0/CUDA1), or none"},
+			&cli.BoolFlag{Name: "no-kv-offload", Aliases: []string{"nkvo"}, Usage: "keep the KV cache and attention on the CPU"},
+			&cli.StringFlag{Name: "cpu-mask", Aliases: []string{"C"}, Usage: "hex mask of the CPUs the threads may use"},
+			&cli.BoolFlag{Name: "cpu-strict", Usage: "pin each thread to one CPU of --cpu-mask"},
+			&cli.IntFlag{Name: "prio", Usage: "thread priority: -1 low, 0 normal, 1 medium, 2 high, 3 realtime"},
+			&cli.StringFlag{Name: "delay", Usage: "pause before each point (seconds, or a duration)"},
+			&cli.StringFlag{Name: "pg", Usage: "also a pp+tg test per point, e.g. 512,128"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (points, memory, estimated time) and stop; with --shards N and no --shard, the partition"},
 			&cli.StringFlag{Name: "shard", Usage: "measure only this share of the points, I/N (I from 0), or auto: from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX (with --shards)"},
 			&cli.IntFlag{Name: "shards", Usage: "how many shards (--shard auto on Kubernetes; --dry-run prints the partition)"},
@@ -131,8 +143,26 @@ func specFlags(c *cli.Context, s *sweep.Spec) (*sweep.Spec, error) {
 	set("no-kernels", func() { s.Kernels = !c.Bool("no-kernels") })
 	set("timeout", func() { s.Timeout = sweep.Duration{Duration: c.Duration("timeout")} })
 	set("seed", func() { s.Seed = c.Uint64("seed") })
+	set("override-tensor", func() { s.OverrideTensor = c.String("override-tensor") })
+	set("tensor-split", func() { s.TensorSplit = c.String("tensor-split") })
+	set("device", func() { s.Devices = c.String("device") })
+	set("no-kv-offload", func() { s.NoKVOffload = c.Bool("no-kv-offload") })
+	set("cpu-mask", func() { s.CPUMask = c.String("cpu-mask") })
+	set("cpu-strict", func() { s.CPUStrict = c.Bool("cpu-strict") })
+	set("prio", func() { s.Prio = c.Int("prio") })
+	set("pg", func() { s.PG = c.String("pg") })
+	if c.IsSet("delay") {
+		d, err := parseDelay(c.String("delay"))
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		s.Delay = sweep.Duration{Duration: d}
+	}
 	qualityFromFlags(c, s)
 	if err := s.Validate(); err != nil {
+		return nil, usageErr(err)
+	}
+	if err := engine.CheckPlacement(s.Placement()); err != nil {
 		return nil, usageErr(err)
 	}
 	return s, nil
@@ -141,7 +171,8 @@ func specFlags(c *cli.Context, s *sweep.Spec) (*sweep.Spec, error) {
 // axesFromFlags sets the spec's axes that flags give.
 func axesFromFlags(c *cli.Context, s *sweep.Spec) error {
 	ints := map[string]*sweep.IntAxis{"n-prompt": &s.NPrompt, "n-gen": &s.NGen, "n-depth": &s.NDepth, "parallel": &s.Parallel,
-		"batch-size": &s.NBatch, "ubatch-size": &s.NUBatch, "threads": &s.Threads, "n-gpu-layers": &s.NGPULayers}
+		"batch-size": &s.NBatch, "ubatch-size": &s.NUBatch, "threads": &s.Threads, "n-gpu-layers": &s.NGPULayers,
+		"n-cpu-moe": &s.NCPUMoE, "poll": &s.Poll}
 	for name, ax := range ints {
 		if c.IsSet(name) {
 			v, err := sweep.ParseInts(c.String(name))
