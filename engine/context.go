@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -49,6 +50,9 @@ type Context struct {
 	FlashAttn bool
 	prof      *C.tb_prof // NewProfiledContext's recording, else nil
 	pool      *C.struct_ggml_threadpool
+	// closing guards c against Cancel from another goroutine while Close
+	// frees it (a Ctrl-C that lands as a context is closed).
+	closing sync.Mutex
 }
 
 // NewContext creates a context for the model.
@@ -125,7 +129,12 @@ func (c *Context) SetStepDelay(d time.Duration) { c.c.step_delay_ns = C.int64_t(
 
 // Close frees the context.
 func (c *Context) Close() {
-	if c != nil && c.c != nil {
+	if c == nil {
+		return
+	}
+	c.closing.Lock()
+	defer c.closing.Unlock()
+	if c.c != nil {
 		C.tb_ctx_free(c.c)
 		if c.pool != nil {
 			C.ggml_threadpool_free(c.pool) // after the context that ran on it
@@ -241,8 +250,15 @@ func (c *Context) SeqPosMax(seq int) int {
 }
 
 // Cancel makes the running and every later primitive stop with
-// ErrCanceled. Safe to call from another goroutine.
-func (c *Context) Cancel() { C.tb_ctx_cancel(c.c) }
+// ErrCanceled. Safe to call from another goroutine, even as or after the
+// context is closed.
+func (c *Context) Cancel() {
+	c.closing.Lock()
+	defer c.closing.Unlock()
+	if c.c != nil {
+		C.tb_ctx_cancel(c.c)
+	}
+}
 
 // SetDeadline makes primitives running past t stop with ErrDeadline; the
 // zero time removes the deadline. The check runs inside llama.cpp's graph

@@ -277,9 +277,11 @@ func (s *search) probe(ctx context.Context, x, lo, hi float64) (*Trial, error) {
 	opts.Observer = w
 	outs, _, overhead, err := Run(pctx, eng, reqs, opts)
 	p.End = s.clock.Now()
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		return nil, err
 	}
+	// An interruption may stop the engine mid-step (its error is the
+	// interruption's): the probe is cut below.
 	steady := outs[min(slots, len(outs)):]
 	p.Summary = Tally(steady, runSeconds(steady), overhead, s.slos)
 	cause := context.Cause(pctx)

@@ -70,6 +70,8 @@ if [ "$backend" = vulkan ]; then
   cp "$src/CMakeLists.txt" "$tree/"
   cp -R "$src/ml/backend/ggml/ggml" "$tree/ml/backend/ggml/"
   chmod -R u+w "$tree"
+  # A module of its own, so that `go test ./...` leaves the copy's Go files out.
+  printf 'module tokbench.local/backend-src\n' > "$tree/go.mod"
   shaders=$tree/ml/backend/ggml/ggml/src/ggml-vulkan/vulkan-shaders
   mkdir -p "$shaders/feature-tests"
   cp third_party/vulkan/feature-tests/*.comp "$shaders/feature-tests/"

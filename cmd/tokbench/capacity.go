@@ -57,12 +57,15 @@ func doCapacity(c *cli.Context) error {
 		return err
 	}
 	out := c.String("out")
+	// Each probe is written before it is shown: what the user sees is saved.
 	o.Probed = func(p load.Trial, at load.Outlook) error {
-		fmt.Fprintln(os.Stderr, report.ProbeProgress(p, at))
-		if out == "" {
-			return nil
+		if out != "" {
+			if err := record.Append(out, load.ProbeLine(p, in.workload, provenance())); err != nil {
+				return err
+			}
 		}
-		return record.Append(out, load.ProbeLine(p, in.workload, provenance()))
+		fmt.Fprintln(os.Stderr, report.ProbeProgress(p, at))
+		return nil
 	}
 	sampler, stopSampling, err := startSampling(c)
 	if err != nil {

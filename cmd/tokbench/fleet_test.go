@@ -268,14 +268,14 @@ func TestSlurmFleet(t *testing.T) {
 	t.Cleanup(func() { slurm(env, "scancel", job) })
 	// Requeue task 1 once it has written a record and before it is done.
 	shard1 := filepath.Join(results, "shard-1.jsonl")
-	requeued := false
+	requeued, requeuedAt := false, time.Time{}
 	deadline := time.Now().Add(5 * time.Minute)
 	for !requeued && time.Now().Before(deadline) {
 		if n := lines(shard1); n >= 1 && n < 4 {
 			if out, err := slurm(env, "scontrol", "requeue", job+"_1"); err != nil {
 				t.Fatalf("requeue: %v %s", err, out)
 			}
-			requeued = true
+			requeued, requeuedAt = true, time.Now()
 			t.Logf("requeued task 1 after %s", time.Since(t0).Round(time.Millisecond))
 			break
 		} else if n >= 4 {
@@ -284,11 +284,18 @@ func TestSlurmFleet(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	// Wait for the array, task 1's second run included. Slurm holds a
-	// requeued job back for two minutes (BeginTime): let it go at once.
+	// requeued job back for two minutes (BeginTime): let it go, but not
+	// within the second of the requeue: slurmd revokes the first run's
+	// credential with a timestamp in whole seconds, and refuses a second
+	// run started in that same second ("Job credential revoked").
 	for time.Now().Before(deadline) {
 		out, _ := slurm(env, "squeue", "-h", "-j", job)
 		if strings.TrimSpace(out) == "" && lines(shard1) >= 4 {
 			break
+		}
+		if time.Since(requeuedAt) < 2500*time.Millisecond {
+			time.Sleep(200 * time.Millisecond)
+			continue
 		}
 		if st, _ := slurm(env, "squeue", "-h", "-j", job+"_1", "-o", "%T %r"); strings.Contains(st, "PENDING") {
 			slurm(env, "scontrol", "release", job+"_1")
