@@ -409,6 +409,8 @@ func (s *search) result(lo, hi float64) CapacityResult {
 	switch f := s.tried[hi]; {
 	case s.saturated != "":
 		res.BoundBy = s.saturated
+	case hi == 0 && s.stopped != "" && lo == 0:
+		res.BoundBy = fmt.Sprintf("not known: the search stopped (%s) before any probe was judged", s.stopped)
 	case hi == 0 && s.stopped != "":
 		res.BoundBy = fmt.Sprintf("not known: the search stopped (%s) with every probe up to %g passing", s.stopped, lo)
 	case hi == 0:
