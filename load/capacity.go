@@ -1,14 +1,12 @@
 package load
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/tokbench/tokbench/roofline"
@@ -238,115 +236,6 @@ func (s *search) left(lo, hi float64) int {
 		n++
 	}
 	return n + steps(s.top/2, s.top)
-}
-
-// probe runs and judges one load x (cached), unless the search must end
-// first. lo and hi are the bracket it is tried in, for the outlook.
-func (s *search) probe(ctx context.Context, x, lo, hi float64) (*Trial, error) {
-	if p, ok := s.tried[x]; ok {
-		return p, nil
-	}
-	if err := s.mayStart(ctx); err != nil {
-		return nil, err
-	}
-	p := &Trial{}
-	s.tried[x] = p
-	slots, reqs := int(x), []Request(nil)
-	opts := Options{Concurrency: slots, Guards: s.o.Guards, Clock: s.o.Clock}
-	if s.open {
-		p.Rate, slots = x, s.o.Slots
-		reqs = s.w.Generate(max(s.o.Requests, 2*slots), s.o.Seed)
-		Arrivals(reqs, x, cmp.Or(s.o.Burstiness, 1), s.o.Seed)
-		opts.Concurrency = 0
-	} else {
-		p.Concurrency = slots
-		reqs = s.w.Generate(slots*max(s.o.RequestsPerClient, 2), s.o.Seed)
-	}
-	opts.Slots = slots
-	p.Start = s.clock.Now()
-	eng, closeFn, err := s.srv(slots)
-	if err != nil {
-		p.Why, p.NotRun, p.End = err.Error(), true, p.Start
-		return p, s.judged1(p, lo, hi)
-	}
-	defer closeFn()
-	pctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	w := &watch{s: s, cancel: cancel, steady: reqs[min(slots, len(reqs)):]}
-	w.init()
-	opts.Observer = w
-	outs, _, overhead, err := Run(pctx, eng, reqs, opts)
-	p.End = s.clock.Now()
-	if err != nil && ctx.Err() == nil {
-		return nil, err
-	}
-	// An interruption may stop the engine mid-step (its error is the
-	// interruption's): the probe is cut below.
-	steady := outs[min(slots, len(outs)):]
-	p.Summary = Tally(steady, runSeconds(steady), overhead, s.slos)
-	cause := context.Cause(pctx)
-	switch {
-	case ctx.Err() != nil:
-		p.Cut, p.NotJudged, s.stopped = "interrupted", true, "interrupted"
-	case errors.Is(cause, errMaxTime):
-		p.Cut, p.NotJudged, s.stopped = "--max-time reached", true, fmt.Sprintf("--max-time %s reached", s.o.MaxTime)
-	}
-	if p.NotJudged {
-		p.Why = fmt.Sprintf("cut (%s) after %d of %d requests: not judged", p.Cut, p.Summary.Completed, len(steady))
-		delete(s.tried, x)
-		s.cut = append(s.cut, *p)
-		return nil, errSearchEnd
-	}
-	var missed []string
-	for _, slo := range s.slos {
-		if !p.Summary.SLOsMet[slo.String()] || slices.Contains(w.certain, slo) {
-			p.Missed = append(p.Missed, slo)
-			missed = append(missed, slo.String())
-		}
-	}
-	sort.Strings(missed)
-	p.Pass = len(missed) == 0 && p.Summary.Completed > 0
-	if !p.Pass {
-		p.Why = "missed " + strings.Join(missed, ", ")
-	}
-	if len(w.certain) > 0 {
-		p.Cut = fmt.Sprintf("stopped after %d of %d requests: already certain to miss", p.Summary.Completed, len(steady))
-	}
-	return p, s.judged1(p, lo, hi)
-}
-
-// judged1 counts a judged probe and hands it on with the outlook.
-func (s *search) judged1(p *Trial, lo, hi float64) error {
-	s.judged++
-	s.last = p.End.Sub(p.Start)
-	if s.o.Probed == nil {
-		return nil
-	}
-	x := cmp.Or(p.Rate, float64(p.Concurrency))
-	if p.Pass {
-		lo = x
-	} else {
-		hi = x
-	}
-	return s.o.Probed(*p, Outlook{Probes: s.judged, Left: s.left(lo, hi), Elapsed: s.clock.Now().Sub(s.start), Last: s.last})
-}
-
-// mayStart ends the search before a probe that cannot be run: the run
-// was interrupted, or the last probe's pace says this one would not
-// finish within MaxTime.
-func (s *search) mayStart(ctx context.Context) error {
-	if ctx.Err() != nil {
-		s.stopped = "interrupted"
-		return errSearchEnd
-	}
-	if s.o.MaxTime <= 0 {
-		return nil
-	}
-	if used := s.clock.Now().Sub(s.start); used+s.last > s.o.MaxTime {
-		s.stopped = fmt.Sprintf("--max-time %s: %s used, and the next probe would take about %s", s.o.MaxTime, RoundDuration(used), RoundDuration(s.last))
-		return errSearchEnd
-	}
-	return nil
 }
 
 // saturation says why the server is saturated at p, a doubling of prev
