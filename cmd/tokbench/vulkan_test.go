@@ -155,3 +155,25 @@ func TestVulkanBadBackend(t *testing.T) {
 		}
 	}
 }
+
+// llama-bench's placement knobs on a GPU device: -dev names it, -ot keeps
+// tensors on the CPU (llama.cpp logs each one) while the rest go to the
+// device, -ts and -nkvo pass, and an unknown device lists llvmpipe's.
+func TestVulkanPlacementKnobs(t *testing.T) {
+	model := tinyModel(t)
+	r := vk(t, t.TempDir(), "--debug-log", "run", "-m", model, "-p", "16", "-n", "4", "-r", "1", "--no-kernels", "--no-probe",
+		"-dev", "Vulkan0", "-ts", "1", "-ot", "ffn_up=CPU", "-nkvo", "-o", "json")
+	recs := vkRecords(t, r)
+	if len(recs) != 2 || recs[0].Backend != "Vulkan" {
+		t.Fatalf("%+v", recs)
+	}
+	// To the CPU means host memory: llama.cpp picks the device's pinned
+	// host buffers (Vulkan_Host) for it.
+	if !strings.Contains(r.stderr, "blk.0.ffn_up.weight") || !strings.Contains(r.stderr, "buffer type overridden to Vulkan_Host") ||
+		!strings.Contains(r.stderr, "Vulkan0 model buffer size") {
+		t.Errorf("the override or the offload is not in llama.cpp's log:\n%s", tail(r.stderr))
+	}
+	if r := vk(t, t.TempDir(), "run", "-m", model, "-dev", "Vulkan7"); r.code != 2 || !strings.Contains(r.stderr, "have: Vulkan0") {
+		t.Errorf("-dev Vulkan7: exit %d %s", r.code, r.stderr)
+	}
+}
