@@ -96,15 +96,18 @@ func grouped(recs []*record.Record, xFacet int, point func(r *record.Record) (x,
 		if len(name) == 0 {
 			name = []string{modelName(rs[0]), rs[0].ModelFileType}
 		}
-		s := series{name: strings.Join(slices.DeleteFunc(name, func(v string) bool { return v == "" }), " ")}
-		slices.SortStableFunc(rs, func(a, b *record.Record) int {
-			xa, _, _, _ := point(a)
-			xb, _, _, _ := point(b)
-			return cmp.Compare(xa, xb)
-		})
-		for _, r := range rs {
-			x, y, e, tag := point(r)
-			s.xs, s.ys, s.errs, s.tags = append(s.xs, x), append(s.ys, y), append(s.errs, e), append(s.tags, tag)
+		type pt struct {
+			x, y, err float64
+			tag       string
+		}
+		pts := make([]pt, len(rs))
+		for j, r := range rs {
+			pts[j].x, pts[j].y, pts[j].err, pts[j].tag = point(r)
+		}
+		slices.SortStableFunc(pts, func(a, b pt) int { return cmp.Compare(a.x, b.x) })
+		s := series{name: strings.TrimSpace(strings.Join(name, " "))}
+		for _, p := range pts {
+			s.xs, s.ys, s.errs, s.tags = append(s.xs, p.x), append(s.ys, p.y), append(s.errs, p.err), append(s.tags, p.tag)
 		}
 		out[i] = s
 	}
@@ -152,6 +155,11 @@ func charts(recs []record.Record) []chart {
 		}})
 	}
 
+	// A fleet's records of several classes: each bar says its class.
+	label := label
+	if len(Classes(recs)) > 1 {
+		label = func(r *record.Record) string { return cmp.Or(r.ModelID, r.ModelType) + " @ " + r.Class() }
+	}
 	var labels, verdicts []string
 	var effs []float64
 	var groups []int

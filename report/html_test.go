@@ -177,3 +177,32 @@ func TestParetoFront(t *testing.T) {
 		t.Errorf("front %v, want [0 1 3]", got)
 	}
 }
+
+// A fleet's records of two classes: each efficiency bar and each series
+// says its class.
+func TestChartsOfTwoClasses(t *testing.T) {
+	recs := sweepRecords()
+	for i := range recs {
+		if i%2 == 1 {
+			recs[i].CPUInfo = "Other CPU"
+		}
+	}
+	if len(Classes(recs)) != 2 {
+		t.Fatalf("classes %v", Classes(recs))
+	}
+	var eff, depth string
+	for _, c := range charts(recs) {
+		switch {
+		case strings.HasPrefix(c.title, "Efficiency"):
+			eff = c.svg(true)
+		case strings.HasPrefix(c.title, "Decode t/s against context depth"):
+			depth = c.svg(true)
+		}
+	}
+	if !strings.Contains(eff, "synth:llama-8b:q8_0 @ ") {
+		t.Errorf("efficiency bars do not say their class:\n%s", eff)
+	}
+	if other := recs[1].Class(); !strings.Contains(depth, other) {
+		t.Errorf("depth series do not say their class:\n%s", depth)
+	}
+}
