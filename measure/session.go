@@ -105,26 +105,41 @@ func (s *session) beginRep(p point.Point, r int) error {
 // token's logits are ready when it ends. The last repetition's tokens stay
 // in the cache, so the next, deeper test need not fill them again.
 func (s *session) prompt(p point.Point) (*record.Record, error) {
+	rec, ns, err := s.timed(p, func(r int) error {
+		if err := s.c.Prefill(p.Parallel, p.NPrompt, p.NDepth); err != nil {
+			return fmt.Errorf("pp%d repetition %d: %w", p.NPrompt, r+1, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rec.TTFT = stats.Latencies(ns)
+	return rec, nil
+}
+
+// timed repeats a test whose repetition rep runs as one timed block (pp,
+// pp+tg) until there are enough, and sums them up. Each repetition
+// starts at the test's depth; its tokens stay in the cache after.
+func (s *session) timed(p point.Point, rep func(r int) error) (*record.Record, []float64, error) {
 	ns := make([]float64, 0, p.MaxReps)
 	s.reps = s.reps[:0]
-	reps := s.repetitions(p, p.Parallel*p.NPrompt)
+	reps := s.repetitions(p, p.Parallel*testTokens(p))
 	for r := 0; !reps.enough(ns); r++ {
 		if err := s.beginRep(p, r); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s.depth = -1
 		t0 := time.Now()
-		if err := s.c.Prefill(p.Parallel, p.NPrompt, p.NDepth); err != nil {
-			return nil, fmt.Errorf("pp%d repetition %d: %w", p.NPrompt, r+1, err)
+		if err := rep(r); err != nil {
+			return nil, nil, err
 		}
 		t1 := time.Now()
 		ns = append(ns, float64(t1.Sub(t0).Nanoseconds()))
 		s.reps = append(s.reps, [2]time.Time{t0, t1})
-		s.depth = p.NDepth + p.NPrompt
+		s.depth = p.NDepth + testTokens(p)
 	}
-	rec := reps.figures(ns)
-	rec.TTFT = stats.Latencies(ns)
-	return rec, nil
+	return reps.figures(ns), ns, nil
 }
 
 // generate is the tg test: n_gen steps of one token per sequence, each
@@ -166,28 +181,19 @@ func (s *session) generate(p point.Point, smp *engine.SamplerSet, sampling strin
 // promptGen is the pp+tg test (-pg): the prompt, then the generation,
 // timed together as llama-bench times them; its t/s counts both.
 func (s *session) promptGen(p point.Point) (*record.Record, error) {
-	ns := make([]float64, 0, p.MaxReps)
 	ends := make([]int64, p.NGen+1)
-	s.reps = s.reps[:0]
-	reps := s.repetitions(p, p.Parallel*testTokens(p))
-	for r := 0; !reps.enough(ns); r++ {
-		if err := s.beginRep(p, r); err != nil {
-			return nil, err
-		}
-		s.depth = -1
-		t0 := time.Now()
+	rec, _, err := s.timed(p, func(r int) error {
 		if err := s.c.Prefill(p.Parallel, p.NPrompt, p.NDepth); err != nil {
-			return nil, fmt.Errorf("%s repetition %d: %w", p.TestName(), r+1, err)
+			return fmt.Errorf("%s repetition %d: %w", p.TestName(), r+1, err)
 		}
 		if done, err := s.c.Generate(p.Parallel, p.NDepth+p.NPrompt, p.NGen, nil, ends); err != nil {
-			return nil, fmt.Errorf("%s repetition %d step %d: %w", p.TestName(), r+1, done+1, err)
+			return fmt.Errorf("%s repetition %d step %d: %w", p.TestName(), r+1, done+1, err)
 		}
-		t1 := time.Now()
-		ns = append(ns, float64(t1.Sub(t0).Nanoseconds()))
-		s.reps = append(s.reps, [2]time.Time{t0, t1})
-		s.depth = p.NDepth + p.NPrompt + p.NGen
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	rec := reps.figures(ns)
 	rec.Sampling = "none"
 	return rec, nil
 }
