@@ -252,11 +252,12 @@ func (s *search) saturation(prev, p *Trial) string {
 		return ""
 	}
 	return fmt.Sprintf("saturated at %s: doubling the load from %s added %+.0f%% output t/s (%.1f to %.1f) while the median end-to-end latency grew %.1fx; more load only queues, so the search stopped raising it (--keep-raising to go on)",
-		s.at(p), s.at(prev), 100*gain, prev.Summary.OutputTps, p.Summary.OutputTps, lat)
+		p.Load(), prev.Load(), 100*gain, prev.Summary.OutputTps, p.Summary.OutputTps, lat)
 }
 
-func (s *search) at(p *Trial) string {
-	if s.open {
+// Load is the probe's load in words: "8 sequences", "4.5 requests/s".
+func (p *Trial) Load() string {
+	if p.Concurrency == 0 {
 		return fmt.Sprintf("%.3g requests/s", p.Rate)
 	}
 	return fmt.Sprintf("%d sequences", p.Concurrency)

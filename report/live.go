@@ -141,10 +141,6 @@ func WriteCapacity(w io.Writer, format string, res load.CapacityResult) error {
 // ProbeProgress is a capacity probe's progress line (stderr): its load,
 // throughput, p99s, verdict, and the search's outlook.
 func ProbeProgress(p load.Trial, at load.Outlook) string {
-	x := fmt.Sprintf("%d sequences", p.Concurrency)
-	if p.Concurrency == 0 {
-		x = fmt.Sprintf("%.3g requests/s", p.Rate)
-	}
 	s := p.Summary
 	verdict := "pass"
 	if !p.Pass {
@@ -154,7 +150,7 @@ func ProbeProgress(p load.Trial, at load.Outlook) string {
 		verdict += " (" + p.Cut + ")"
 	}
 	line := fmt.Sprintf("capacity: probe %d, %s: %.1f output t/s, ttft p99 %s ms, itl p99 %s ms, %d of %d requests: %s | %s so far",
-		at.Probes, x, s.OutputTps, f1(s.TTFTMs.P99), f1(s.ITLMs.P99), s.Completed, s.Requests, verdict, load.RoundDuration(at.Elapsed))
+		at.Probes, p.Load(), s.OutputTps, f1(s.TTFTMs.P99), f1(s.ITLMs.P99), s.Completed, s.Requests, verdict, load.RoundDuration(at.Elapsed))
 	if at.Left == 0 {
 		return line + ", the search converges"
 	}
