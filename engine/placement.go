@@ -43,7 +43,11 @@ func place(p *C.struct_llama_model_params, pl point.Placement, mem *cAlloc) erro
 			d := C.ggml_backend_dev_by_name(mem.str(name))
 			if d == nil || C.ggml_backend_dev_type(d) == C.GGML_BACKEND_DEVICE_TYPE_CPU {
 				have := "none here, so only -dev none"
-				if names := deviceNames(); len(names) > 0 {
+				if gpus := GPUs(); len(gpus) > 0 {
+					var names []string
+					for _, g := range gpus {
+						names = append(names, g.Name)
+					}
 					have = strings.Join(names, ", ")
 				}
 				return fmt.Errorf("-dev %s: no such GPU device (have: %s; the CPU is always used)", name, have)
@@ -112,17 +116,6 @@ func bufferTypeNames() []string {
 	for i := range C.ggml_backend_dev_count() {
 		if b := C.ggml_backend_dev_buffer_type(C.ggml_backend_dev_get(i)); b != nil {
 			out = append(out, C.GoString(C.ggml_backend_buft_name(b)))
-		}
-	}
-	return out
-}
-
-// deviceNames are the devices other than the CPU.
-func deviceNames() []string {
-	var out []string
-	for i := range C.ggml_backend_dev_count() {
-		if d := C.ggml_backend_dev_get(i); C.ggml_backend_dev_type(d) != C.GGML_BACKEND_DEVICE_TYPE_CPU {
-			out = append(out, C.GoString(C.ggml_backend_dev_name(d)))
 		}
 	}
 	return out
