@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/point"
 )
 
 // grid is a table of strings, written in any of the formats.
@@ -303,7 +304,8 @@ func WriteLoadWith(w io.Writer, format string, lines []load.Line, tl Timeline) e
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	return fmt.Errorf("output format %q: use one of %s", format, strings.Join(Formats, ", "))
+	// -o sql is llama-bench's table of benchmark records: a load file has none.
+	return point.Inputf("output format %q: a load or capacity results file is reported as table, md, csv, json, jsonl or html (sql is for benchmark records)", format)
 }
 
 // LoadMarkdownFiles writes the Markdown tables to path and each chart as

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/tokbench/tokbench/stats"
 
 	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/point"
 )
 
 func loadLines() []load.Line {
@@ -69,6 +71,12 @@ func TestLoadReport(t *testing.T) {
 	}
 	if n := strings.Count(b.String(), "<svg"); n != 5 {
 		t.Errorf("%d charts in the page", n)
+	}
+	// -o sql is llama-bench's table of benchmark records: refused for a
+	// load file, as the user's to fix.
+	var ie *point.InputError
+	if err := WriteLoad(&b, "sql", lines); !errors.As(err, &ie) || !strings.Contains(err.Error(), "sql is for benchmark records") {
+		t.Errorf("-o sql of a load file: %v", err)
 	}
 	md := filepath.Join(t.TempDir(), "r.md")
 	if err := LoadMarkdownFiles(md, lines, nil); err != nil {
