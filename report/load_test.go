@@ -2,8 +2,8 @@ package report
 
 import (
 	"bytes"
-	"errors"
 	"encoding/xml"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
