@@ -4,34 +4,73 @@
 GO      ?= go
 BIN     ?= bin/tokbench
 # PORTABLE=1 builds a CPU backend for any machine of this architecture
-# (no -march=native); the default tunes it to this machine's CPU.
+# (no -march=native); the default tunes it to this machine's CPU, or to
+# MARCH (e.g. MARCH=sapphirerapids to build here for another machine).
 PORTABLE ?= 0
+MARCH   ?= native
+# AMX=1 compiles ggml's AMX kernels in (Intel Xeons since Sapphire Rapids;
+# see engine/amx). Without it, AMX is switched off in the compiler, since
+# ollama's tree compiles no AMX source while ggml-cpu.cpp calls into it on
+# an AMX target: the binary would die at the first model load.
+AMX     ?= 0
 CACHE   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tokbench
 
 OLLAMA_DIR := $(shell $(GO) mod download -json github.com/ollama/ollama 2>/dev/null | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p')
 ifeq ($(OLLAMA_DIR),)
 $(error cannot find github.com/ollama/ollama: run 'go mod download' with network access to the Go module proxy)
 endif
+GGML_SRC := $(OLLAMA_DIR)/ml/backend/ggml/ggml/src
 
+HOST_ARCH := $(shell uname -m)
 ifeq ($(PORTABLE),1)
 ARCH_FLAGS :=
-else ifeq ($(shell uname -m),arm64)
-ARCH_FLAGS := -mcpu=native
+else ifneq ($(filter arm64 aarch64,$(HOST_ARCH)),)
+ARCH_FLAGS := -mcpu=$(MARCH)
 else
-ARCH_FLAGS := -march=native
+ARCH_FLAGS := -march=$(MARCH)
+endif
+
+GOTAGS :=
+AMX_CPPFLAGS :=
+ifeq ($(AMX),1)
+GOTAGS := -tags amx
+AMX_CPPFLAGS := -I$(GGML_SRC) -I$(GGML_SRC)/ggml-cpu
+else ifeq ($(HOST_ARCH),x86_64)
+ARCH_FLAGS += -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 endif
 
 export CGO_ENABLED  := 1
-export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include
+export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include $(AMX_CPPFLAGS)
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
-.PHONY: all build demo test vet pure fuzz fuzz-load bench bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline bench-quality cuda vulkan clean env
+# make arm64: the same binary for linux/arm64 (the Grace CPUs of GH200 and
+# GB200 boxes), cross-compiled with Debian's g++-aarch64-linux-gnu, for any
+# ARMv8.2 core with dot products (Neoverse N1/V1/V2, Grace).
+ARM64_BIN   ?= bin/arm64/tokbench
+ARM64_FLAGS ?= -O3 -march=armv8.2-a+dotprod+fp16
+
+.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline bench-quality cuda vulkan clean env
 
 all: build
 
+# Every build ends with the symbol check: go-nvml links with
+# --unresolved-symbols=ignore-in-object-files, so a llama.cpp/ggml symbol
+# that nothing defines would otherwise link and die at the first model load.
 build:
-	$(GO) build -o $(BIN) ./cmd/tokbench
+	$(GO) build $(GOTAGS) -o $(BIN) ./cmd/tokbench
+	scripts/check-symbols.sh $(BIN)
+
+arm64:
+	CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ GOARCH=arm64 \
+	CGO_CFLAGS="$(ARM64_FLAGS)" CGO_CXXFLAGS="$(ARM64_FLAGS)" \
+	CGO_CPPFLAGS="-I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include" \
+	$(GO) build -o $(ARM64_BIN) ./cmd/tokbench
+	NM=$$(command -v aarch64-linux-gnu-nm || echo nm) scripts/check-symbols.sh $(ARM64_BIN)
+
+# The arm64 binary runs the tiny synthetic model under qemu-aarch64.
+arm64-check: arm64
+	scripts/arm64-check.sh $(ARM64_BIN)
 
 # The main job on an embedded default: a synthetic SmolLM-135M-shaped
 # model (Q8_0) made once in the cache, then a short benchmark.
@@ -39,17 +78,17 @@ demo: build
 	$(BIN) run --synth smollm-135m --synth-type q8_0 -p 128 -n 32 -r 3
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet $(GOTAGS) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
 # -p 1: test packages run llama.cpp, whose threads spin-wait; two packages
 # at once on a small machine slow each other down many times over.
 test: vet pure
-	$(GO) test -p 1 -count=1 -timeout 30m ./...
+	$(GO) test $(GOTAGS) -p 1 -count=1 -timeout 30m ./...
 
 # Everything downstream of the records builds and passes without cgo: no
 # llama.cpp, no NVML.
-PURE := ./point/... ./record/... ./quality/... ./fleet/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... ./doctor/... ./isolate/...
+PURE := ./infile/... ./point/... ./record/... ./quality/... ./fleet/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... ./doctor/... ./isolate/...
 pure:
 	CGO_ENABLED=0 $(GO) test -count=1 $(PURE)
 
@@ -66,7 +105,8 @@ fuzz-load:
 
 # tokbench run against a plain C loop over the same llama.cpp (bench/cref).
 bench: build
-	$(GO) build -o bin/cref ./bench/cref
+	$(GO) build $(GOTAGS) -o bin/cref ./bench/cref
+	scripts/check-symbols.sh bin/cref
 	scripts/bench.sh
 
 # A depth sweep against the same points run one by one (bench/sweepbench).
@@ -90,6 +130,13 @@ bench-probe: build
 # a synthetic Llama-1B in Q4_0, Q8_0 and F16.
 bench-roofline: build
 	scripts/bench-roofline.sh
+
+# ggml's AMX kernels against the default build (AMX off) on an Intel Xeon
+# with AMX: pp and tg of a synthetic Llama-1B in Q4_0, Q8_0 and Q4_K_M.
+bench-amx:
+	$(MAKE) AMX=1 BIN=bin/amx/tokbench build
+	$(MAKE) BIN=bin/noamx/tokbench build
+	scripts/bench-amx.sh
 
 # Whether records deserve the precision they claim, and -r auto's cost.
 bench-validity: build

@@ -402,3 +402,45 @@ func TestAbortIsOneLine(t *testing.T) {
 		t.Fatalf("CheckLoad: %v", err)
 	}
 }
+
+// llama-bench's method is the default: a context's thread pool lives as
+// long as the context, its workers kept between steps, and goes with it;
+// point.NoPool attaches none, and llama.cpp's threads of a step end with
+// the step.
+func TestThreadPoolLivesWithTheContext(t *testing.T) {
+	f16, _, _ := tinyModels(t)
+	m, err := LoadModel(f16, allOnGPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	tasks := func() int {
+		ents, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			t.Skip("no /proc/self/task")
+		}
+		return len(ents)
+	}
+	const threads = 4 // the pool starts threads-1 workers; the caller is the first
+	for _, th := range []point.Threading{{}, {Poll: "0"}, {Poll: point.NoPool}} {
+		before := tasks()
+		c, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 64, NUBatch: 64, NSeqMax: 1, Threads: threads, Threading: th})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends := make([]int64, 5)
+		if _, err := c.Generate(1, 0, 4, nil, ends); err != nil {
+			t.Fatal(err)
+		}
+		during := tasks()
+		c.Close()
+		after := tasks()
+		// Go may start a thread of its own meanwhile: one is allowed.
+		if th.Pool() && (during-before < threads-1 || after-before > 1) {
+			t.Errorf("poll %q: %d threads before, %d after steps, %d after Close: want %d more while the context lives", th.Poll, before, during, after, threads-1)
+		}
+		if !th.Pool() && during-before > 1 {
+			t.Errorf("no pool: %d threads before, %d after steps: a pool was attached", before, during)
+		}
+	}
+}

@@ -121,10 +121,11 @@ func bufferTypeNames() []string {
 	return out
 }
 
-// threadpool makes the thread pool a Threading asks for (nil for the
-// default: llama.cpp makes its own).
+// threadpool makes the thread pool a Threading asks for, as llama-bench
+// makes one for each test (nil for point.NoPool: llama.cpp then starts
+// threads in every graph computation).
 func threadpool(threads int, t point.Threading) (*C.struct_ggml_threadpool, error) {
-	if !t.Custom() {
+	if !t.Pool() {
 		return nil, nil
 	}
 	mask, err := point.ParseCPUMask(t.CPUMask)

@@ -27,15 +27,8 @@ tb_prof *tb_prof_new(int32_t cap) {
     return p;
 }
 
-void tb_prof_attach(tb_prof *p, struct llama_context *ctx, int threads) {
-    struct ggml_threadpool_params tpp = ggml_threadpool_params_default(threads);
-    p->pool = ggml_threadpool_new(&tpp);
-    if (p->pool) llama_attach_threadpool(ctx, p->pool, p->pool);
-}
-
 void tb_prof_free(tb_prof *p) {
     if (!p) return;
-    if (p->pool) ggml_threadpool_free(p->pool);
     free(p->nodes);
     free(p);
 }

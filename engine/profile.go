@@ -33,7 +33,8 @@ const maxProfiledNodes = 1 << 20
 
 // NewProfiledContext is a context whose every graph node is observed:
 // llama.cpp then computes and synchronizes node by node, which makes its
-// steps slower than an unprofiled context's.
+// steps slower than an unprofiled context's. Its thread pool (newContext's,
+// as for every context) is kept across the nodes.
 func (md *Model) NewProfiledContext(o ContextOptions) (*Context, error) {
 	prof := C.tb_prof_new(maxProfiledNodes)
 	if prof == nil {
@@ -48,7 +49,6 @@ func (md *Model) NewProfiledContext(o ContextOptions) (*Context, error) {
 		return nil, err
 	}
 	c.prof = prof
-	C.tb_prof_attach(prof, c.c.ctx, C.int(o.Threads))
 	return c, nil
 }
 

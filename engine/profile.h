@@ -22,7 +22,6 @@ typedef struct {
     int64_t build_ns;   // step start to the first node: graph build, allocation, inputs
     int64_t between_ns; // between one node's end and the next one's start
     int32_t in_step;    // 0 before the step's first node
-    struct ggml_threadpool *pool; // kept across nodes (tb_prof_attach)
 } tb_prof;
 
 tb_prof *tb_prof_new(int32_t cap);
@@ -31,9 +30,4 @@ void tb_prof_free(tb_prof *p);
 int64_t tb_prof_mark(tb_prof *p);
 bool tb_prof_cb(struct ggml_tensor *t, bool ask, void *user_data);
 int64_t tb_now_ns(void);
-struct llama_context;
-// tb_prof_attach gives a profiled context a CPU threadpool of its own,
-// kept across nodes: computed one node at a time, a context would
-// otherwise start and end its threads for every node.
-void tb_prof_attach(tb_prof *p, struct llama_context *ctx, int threads);
 #endif

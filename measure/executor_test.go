@@ -205,10 +205,6 @@ func TestDrift(t *testing.T) {
 func TestAdaptiveRepetitions(t *testing.T) {
 	p := tinyPoint()
 	p.NPrompt, p.NGen, p.Reps, p.MaxReps = 0, 16, point.AutoReps, 12
-	// One thread: with two, each of the tiny model's steps may wait for a
-	// VM to wake an idle vCPU, and its decode rate moved from 160 to
-	// 3750 t/s between repetitions (cv up to 2.4): no 99% target holds.
-	p.Threads = 1
 	p.TargetCI = 0.99
 	recs, err := Measure(context.Background(), p, DescribeEnv("test"), nil, nil)
 	if err != nil {
@@ -234,10 +230,9 @@ func TestAdaptiveRepetitions(t *testing.T) {
 }
 
 // Another process burning a core while a point is measured is seen and
-// said: the other processes' CPU the record gives holds at least the
-// burner's own CPU time over the window (read from its /proc entry), so
-// the check holds on a machine busy with other work too. That no other
-// processes are reported without it is checked only when there were none.
+// said: the other processes' CPU the record gives is at least a quarter
+// core, and well above a run's without it. That no other processes are
+// reported without it is checked only when there were none.
 func TestContentionIsDetected(t *testing.T) {
 	p := tinyPoint()
 	p.NPrompt, p.NGen, p.Reps = 0, 64, 5
@@ -264,7 +259,10 @@ func TestContentionIsDetected(t *testing.T) {
 	b := gpu.ReadCPUCounters("/", pid)
 	burnt := 100 * float64(b.Self-a.Self) / 100 / b.At.Sub(a.At).Seconds() // % of a core
 	t.Logf("other processes' CPU: %.0f%% quiet, %.0f%% with a burner that used %.0f%%", quiet.OtherCPUPct, n.OtherCPUPct, burnt)
-	if n.Quiet || !strings.Contains(strings.Join(n.Warnings, " "), "other processes used") || n.OtherCPUPct < 0.8*burnt-5 || burnt < 25 {
+	// The burner's share over the whole call (model load included) is an
+	// upper bound of its share while the point ran: the pool's two spinning
+	// threads leave it less of this machine's two cores then.
+	if n.Quiet || !strings.Contains(strings.Join(n.Warnings, " "), "other processes used") || n.OtherCPUPct < max(25, quiet.OtherCPUPct+15) || burnt < 25 {
 		t.Errorf("a core burnt beside the point (%.0f%%): %+v", burnt, n)
 	}
 	// Without the burner, no word of other processes unless there were

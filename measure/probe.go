@@ -1,14 +1,15 @@
 package measure
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
-	"github.com/tokbench/tokbench/gpu"
-
-	"github.com/tokbench/tokbench/point"
-
 	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/stats"
 )
@@ -59,6 +60,18 @@ func Probe(dev gpu.Device, class string, threads int, types []string, reps int, 
 	}
 	p.ReadBWGBs = stats.Median(reads)
 	log(fmt.Sprintf("read bandwidth: %.1f GB/s (f32 matrix-vector product over %d MiB)", p.ReadBWGBs, copyBytes>>20))
+	if !gpu {
+		curve, err := readCurve(dev.Index, threads, copyBytes, p.ReadBWGBs)
+		if err != nil {
+			return nil, err
+		}
+		p.ReadCurve = curve
+		var b strings.Builder
+		for _, c := range curve {
+			fmt.Fprintf(&b, " %d MiB %.0f,", c.Bytes>>20, c.GBs)
+		}
+		log(fmt.Sprintf("read bandwidth by working set (GB/s):%s", strings.TrimSuffix(b.String(), ",")))
+	}
 	for _, t := range types {
 		var gemm, gemv []float64
 		for r := 0; r < reps; r++ {
@@ -77,6 +90,31 @@ func Probe(dev gpu.Device, class string, threads int, types []string, reps int, 
 		log(fmt.Sprintf("%s: GEMM %.1f GFLOP/s, GEMV %.1f GFLOP/s (%dx%d weights)", t, p.MatMul[t].GEMM, p.MatMul[t].GEMV, m, k))
 	}
 	return p, nil
+}
+
+// curveSets are the working sets of the read curve: from what a core's
+// caches hold to past any last-level cache. A CPU's reported cache sizes
+// are no guide (a VM is told of a whole socket's L3, and may reach a slice
+// of it), so the curve measures where reading gets slower.
+var curveSets = []int64{4 << 20, 16 << 20, 64 << 20, 1 << 30}
+
+// readCurve times the probe's read (an F32 matrix-vector product, again
+// and again over the same matrix) over each working set, plus the one
+// already measured (at, gbs), smallest first.
+func readCurve(dev, threads int, at int64, gbs float64) ([]roofline.WorkingSetBW, error) {
+	const k = 4096
+	var out []roofline.WorkingSetBW
+	for _, ws := range curveSets {
+		m := ws / 4 / k
+		s, err := budgeted(1000, func(n int) (float64, error) { return engine.ProbeMatMul(dev, threads, "f32", m, 1, k, n) })
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, roofline.WorkingSetBW{Bytes: m * k * 4, GBs: float64(m*k*4) / s / 1e9})
+	}
+	out = append(out, roofline.WorkingSetBW{Bytes: at, GBs: gbs})
+	slices.SortFunc(out, func(a, b roofline.WorkingSetBW) int { return cmp.Compare(a.Bytes, b.Bytes) })
+	return out, nil
 }
 
 // probeBudget is about how long one measurement of the probe may take.

@@ -26,22 +26,43 @@ type Placement struct {
 }
 
 // Threading is how the CPU threads run, as llama-bench's --poll, -C,
-// --cpu-strict and --prio set them. The zero value is llama.cpp's own
-// thread pool.
+// --cpu-strict and --prio set them. The zero value is llama-bench's: every
+// context gets a ggml thread pool of its own (poll 50), attached before the
+// warm-up and kept for all its repetitions and depths.
 type Threading struct {
-	Poll      string // busy-wait level before sleeping, "0" to "100" ("": llama.cpp's, 50)
+	// Poll is the busy-wait level before sleeping, "0" to "100" ("":
+	// llama-bench's 50), or NoPool.
+	Poll      string
 	CPUMask   string // hex mask of the CPUs the threads may run on ("": any)
 	CPUStrict bool   // pin each thread to one CPU of the mask
 	Prio      int    // -1 low, 0 normal, 1 medium, 2 high, 3 realtime
 }
 
-// Custom says whether the threads need a thread pool of their own.
-func (t Threading) Custom() bool { return t != Threading{} }
+// NoPool is the Poll that attaches no thread pool: llama.cpp then starts
+// and joins its threads inside every graph computation (every decode
+// step), which is what a context costs without one.
+const NoPool = "none"
 
-// PollLevel is the poll level as a number (50, llama.cpp's, if unset).
+// PollOf is a --poll value as a Threading's Poll: 50, the default, is
+// written "" so that it keys a point as the default does.
+func PollOf(s string) string {
+	if strings.TrimSpace(s) == "50" {
+		return ""
+	}
+	return strings.TrimSpace(s)
+}
+
+// Pool says whether the context gets a thread pool of its own.
+func (t Threading) Pool() bool { return t.Poll != NoPool }
+
+// PollLevel is the poll level as a number: 50 (llama-bench's) if unset,
+// -1 with no pool (as records write it).
 func (t Threading) PollLevel() int {
-	if t.Poll == "" {
+	switch t.Poll {
+	case "":
 		return 50
+	case NoPool, "-1":
+		return -1
 	}
 	n, _ := strconv.Atoi(t.Poll)
 	return n
@@ -154,8 +175,12 @@ func (p Point) CheckKnobs() error {
 	switch {
 	case p.NCPUMoE < 0 || p.NCPUMoE > 4096:
 		return Inputf("-ncmoe %d: give 0 to 4096 layers", p.NCPUMoE)
-	case p.Poll != "" && (p.PollLevel() < 0 || p.PollLevel() > 100 || strconv.Itoa(p.PollLevel()) != p.Poll):
-		return Inputf("--poll %q: give 0 (sleep at once) to 100 (spin)", p.Poll)
+	case p.Poll == "-1":
+		return Inputf("--poll -1: write --poll %s for no thread pool", NoPool)
+	case p.Poll != "" && p.Poll != NoPool && (p.PollLevel() < 0 || p.PollLevel() > 100 || strconv.Itoa(p.PollLevel()) != p.Poll):
+		return Inputf("--poll %q: give 0 (sleep at once) to 100 (spin), or %s (no thread pool)", p.Poll, NoPool)
+	case !p.Pool() && (p.CPUMask != "" || p.CPUStrict || p.Prio != 0):
+		return Inputf("--poll %s runs no thread pool, which -C, --cpu-strict and --prio set up: drop them or give a poll level", NoPool)
 	case p.Prio < -1 || p.Prio > 3:
 		return Inputf("--prio %d: give -1 (low), 0 (normal), 1 (medium), 2 (high) or 3 (realtime)", p.Prio)
 	case p.CPUStrict && p.CPUMask == "":

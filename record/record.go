@@ -124,7 +124,7 @@ type Settings struct {
 	NoKVOffload     bool   `json:"no_kv_offload"`
 	CPUMask         string `json:"cpu_mask,omitempty"`
 	CPUStrict       bool   `json:"cpu_strict"`
-	Poll            int    `json:"poll,omitempty"`
+	Poll            int    `json:"poll"` // -1: no thread pool (--poll none)
 	Prio            int    `json:"prio,omitempty"`
 }
 

@@ -35,7 +35,7 @@ var sqlFields = []struct {
 	{"n_threads", "INTEGER", func(r *record.Record) any { return r.NThreads }},
 	{"cpu_mask", "TEXT", func(r *record.Record) any { return cmp.Or(r.CPUMask, "0x0") }},
 	{"cpu_strict", "INTEGER", func(r *record.Record) any { return r.CPUStrict }},
-	{"poll", "INTEGER", func(r *record.Record) any { return cmp.Or(r.Poll, 50) }},
+	{"poll", "INTEGER", func(r *record.Record) any { return r.Poll }},
 	{"type_k", "TEXT", func(r *record.Record) any { return r.TypeK }},
 	{"type_v", "TEXT", func(r *record.Record) any { return r.TypeV }},
 	{"n_gpu_layers", "INTEGER", func(r *record.Record) any { return r.NGPULayers }},

@@ -32,6 +32,7 @@ func TestSQLLoadsIntoSQLite(t *testing.T) {
 	recs := records()
 	recs[0].Status, recs[1].Status = record.StatusOK, record.StatusOK
 	recs[0].ModelFile, recs[0].BuildCommit = "it's a model.gguf", "ec98e2002"
+	recs[0].Poll, recs[1].Poll = 50, 0 // 0 is a poll level, written as such
 	recs = append(recs, record.Record{Test: "tg64", Status: record.StatusFailed, Reason: "out of\nmemory"})
 	var b bytes.Buffer
 	if err := Write(&b, "sql", recs); err != nil {

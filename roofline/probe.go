@@ -22,7 +22,10 @@ type Probe struct {
 	BWRuns  []float64 `json:"bw_runs"`
 	// ReadBWGBs is reading alone: an F32 matrix-vector product (a
 	// reduction of the matrix), as decode reads its weights.
-	ReadBWGBs float64           `json:"read_bw_gbs,omitempty"`
+	ReadBWGBs float64 `json:"read_bw_gbs,omitempty"`
+	// ReadCurve is the same read over working sets from a few MiB to
+	// past any cache (CPU only), smallest first.
+	ReadCurve []WorkingSetBW    `json:"read_curve,omitempty"`
 	MatMul    map[string]MatMul `json:"matmul"`
 	When      time.Time         `json:"when"`
 }
@@ -39,7 +42,7 @@ func (p *Probe) Peaks() Peaks {
 	for _, m := range p.MatMul {
 		best = max(best, m.GEMM)
 	}
-	return Peaks{Source: "probe", BWGBs: p.BWGBs, TFLOPS: best / 1000, ReadBWGBs: p.ReadBWGBs}
+	return Peaks{Source: "probe", BWGBs: p.BWGBs, TFLOPS: best / 1000, ReadBWGBs: p.ReadBWGBs, ReadCurve: p.ReadCurve}
 }
 
 // probeDir is where probes are kept: dir/probe/CLASS.json.

@@ -20,6 +20,42 @@ type Peaks struct {
 	// ReadBWGBs is the bandwidth of reading alone (the probe's
 	// reduction), what a decode step mostly does; 0 if unknown.
 	ReadBWGBs float64 `json:"read_bw_gbs,omitempty"`
+	// ReadCurve is reading alone over working sets of several sizes,
+	// smallest first: where a step's bytes fit in one read faster than
+	// memory, they come from a cache (see ForWorkingSet).
+	ReadCurve []WorkingSetBW `json:"read_curve,omitempty"`
+}
+
+// WorkingSetBW is the read bandwidth over one working set, read again and
+// again as back-to-back decode steps read their weights.
+type WorkingSetBW struct {
+	Bytes int64   `json:"bytes"`
+	GBs   float64 `json:"gbs"`
+}
+
+// cacheFaster is how much faster than memory a working set must read to
+// be taken as served by a cache.
+const cacheFaster = 1.25
+
+// ForWorkingSet is pk for a step that reads bytes again every step: when
+// the smallest probed working set that holds them read faster than memory
+// (a last-level cache holds them between steps), its bandwidth is the
+// ceiling, and why says so; else pk as it is. A CPU's reported cache size
+// is no guide (a VM may be told of a whole socket's L3 while it reaches
+// one slice of it): only what was measured counts.
+func (pk Peaks) ForWorkingSet(bytes float64) (_ Peaks, why string) {
+	for _, c := range pk.ReadCurve {
+		if float64(c.Bytes) < bytes {
+			continue
+		}
+		if c.GBs > cacheFaster*max(pk.BWGBs, pk.ReadBWGBs) {
+			why = fmt.Sprintf("a step's %.1f MiB fit in a working set of %d MiB, which the probe read at %.0f GB/s (memory: %.0f GB/s): a cache serves them",
+				bytes/(1<<20), c.Bytes>>20, c.GBs, max(pk.BWGBs, pk.ReadBWGBs))
+			pk.BWGBs, pk.ReadBWGBs = c.GBs, c.GBs
+		}
+		break
+	}
+	return pk, why
 }
 
 // readBW is the read bandwidth if known, else the copy bandwidth.
@@ -69,6 +105,9 @@ type Analysis struct {
 	PeakSource     string  `json:"peak_source"`
 	PeakBWGBs      float64 `json:"peak_bw_gbs"`
 	PeakTFLOPS     float64 `json:"peak_tflops"`
+	// CacheBW says why PeakBWGBs is a cache's bandwidth, not memory's
+	// (empty: memory's).
+	CacheBW string `json:"cache_bw,omitempty"`
 	// Decomp splits the measured step into hardware, kernels and
 	// software, when the kernels were timed.
 	Decomp *Decomposition `json:"decomposition,omitempty"`
@@ -103,7 +142,6 @@ const Efficient = 0.6
 // context so far, and computes the same per token. The ceiling is the
 // lower of bandwidth/bytes and compute/FLOPs, in tokens per second.
 func Analyze(in Inputs, pk Peaks) Analysis {
-	a := Analysis{PeakSource: pk.Source, PeakBWGBs: pk.BWGBs, PeakTFLOPS: pk.TFLOPS}
 	ctx := float64(in.Depth) + float64(in.Tokens)/2
 	attn := 4 * float64(in.NLayer) * float64(in.NEmbd) * ctx
 	flopsPerToken := 2*in.Params + attn
@@ -115,7 +153,10 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 		t, _ := point.PrefillChunks(in.Parallel, in.Tokens, in.UBatch)
 		tokensPerStep = float64(t)
 	}
-	a.BytesPerStep = in.WeightsBytes + B*in.KVBytesPerToken*ctx
+	bytes := in.WeightsBytes + B*in.KVBytesPerToken*ctx
+	pk, cached := pk.ForWorkingSet(bytes)
+	a := Analysis{PeakSource: pk.Source, PeakBWGBs: pk.BWGBs, PeakTFLOPS: pk.TFLOPS, CacheBW: cached}
+	a.BytesPerStep = bytes
 	a.FlopsPerStep = tokensPerStep * flopsPerToken
 	if len(in.Kernels) > 0 && in.StepMs > 0 {
 		a.Decomp = decompose(in.Kernels, in.StepMs, tokensPerStep, pk)
@@ -150,6 +191,9 @@ func verdict(a Analysis, in Inputs) (string, string) {
 	pct := fmt.Sprintf("%.0f%% of the %s ceiling (%.1f of %.1f t/s", 100*a.Efficiency, a.Bound, in.MeasuredTs, a.CeilingTs)
 	if a.Bound == "bandwidth" {
 		pct += fmt.Sprintf("; %.1f of %.1f GB/s)", a.AchievedGBs, a.PeakBWGBs)
+		if a.CacheBW != "" {
+			pct += "; " + a.CacheBW
+		}
 	} else {
 		pct += fmt.Sprintf("; %.2f of %.2f TFLOP/s)", a.AchievedTFLOPS, a.PeakTFLOPS)
 	}

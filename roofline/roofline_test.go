@@ -2,6 +2,7 @@ package roofline
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -82,5 +83,33 @@ func TestVerdictsFromTelemetry(t *testing.T) {
 	}
 	if a := Analyze(in, Peaks{}); a.Verdict != NoCeiling {
 		t.Errorf("no peaks: %s", a.Verdict)
+	}
+}
+
+// A step whose bytes fit in a working set the probe read faster than
+// memory takes that bandwidth as its ceiling, and says so; one that does
+// not fit, or fits only where reading was no faster, keeps memory's.
+func TestCacheResidentStepCeiling(t *testing.T) {
+	curved := dev
+	curved.ReadBWGBs = 80
+	curved.ReadCurve = []WorkingSetBW{{4 << 20, 900}, {64 << 20, 400}, {256 << 20, 105}, {1 << 30, 80}}
+	in := base()
+	in.MeasuredTs = 60
+	in.WeightsBytes, in.KVBytesPerToken, in.Params = 50<<20, 1024, 25e6 // 50 MiB + 1 MiB of KV: the 64 MiB set
+	a := Analyze(in, curved)
+	bytes := float64(50<<20) + 1024*1024
+	if !near(a.PeakBWGBs, 400) || !near(a.BWCeilingTs, 400e9/bytes) || a.CacheBW == "" || !strings.Contains(a.Why, "a cache serves them") {
+		t.Errorf("in cache: peak %.0f GB/s, ceiling %.0f, %q", a.PeakBWGBs, a.BWCeilingTs, a.Why)
+	}
+	in.WeightsBytes = 200 << 20 // the 256 MiB set read at memory's speed
+	if a := Analyze(in, curved); !near(a.PeakBWGBs, 100) || a.CacheBW != "" {
+		t.Errorf("no faster than memory: peak %.0f, %q", a.PeakBWGBs, a.CacheBW)
+	}
+	in.WeightsBytes = 2 << 30 // past the curve
+	if a := Analyze(in, curved); !near(a.PeakBWGBs, 100) || a.CacheBW != "" {
+		t.Errorf("past the curve: peak %.0f, %q", a.PeakBWGBs, a.CacheBW)
+	}
+	if a := Analyze(base(), dev); a.CacheBW != "" {
+		t.Errorf("no curve: %q", a.CacheBW)
 	}
 }

@@ -71,7 +71,7 @@ func pointFlags() []cli.Flag {
 		&cli.StringFlag{Name: "device", Aliases: []string{"dev"}, Usage: "devices to use, e.g. CUDA0/CUDA1, or none for the CPU alone (tokbench devices lists them)"},
 		&cli.IntFlag{Name: "n-cpu-moe", Aliases: []string{"ncmoe"}, Usage: "keep the MoE expert tensors of the first N layers on the CPU"},
 		&cli.BoolFlag{Name: "no-kv-offload", Aliases: []string{"nkvo"}, Usage: "keep the KV cache and attention on the CPU"},
-		&cli.StringFlag{Name: "poll", Usage: "threads busy-wait this much (0-100) before sleeping (default: llama.cpp's, 50)"},
+		&cli.StringFlag{Name: "poll", Usage: "thread pool's busy-wait (0-100) before sleeping (default 50, llama-bench's); none: no pool"},
 		&cli.StringFlag{Name: "cpu-mask", Aliases: []string{"C"}, Usage: "hex mask of the CPUs the threads may use, e.g. 0xF"},
 		&cli.BoolFlag{Name: "cpu-strict", Usage: "pin each thread to one CPU of --cpu-mask"},
 		&cli.IntFlag{Name: "prio", Usage: "thread priority: -1 low, 0 normal, 1 medium, 2 high, 3 realtime"},
@@ -110,7 +110,7 @@ func pointFromFlags(c *cli.Context, model string) (point.Point, error) {
 	p.Seed, p.Timeout = c.Uint64("seed"), c.Duration("timeout")
 	p.Kernels, p.StepDelay = !c.Bool("no-kernels"), c.Duration("test-step-delay")
 	p.Placement = point.Placement{Devices: c.String("device"), TensorSplit: c.String("tensor-split"), Overrides: c.String("override-tensor"), NCPUMoE: c.Int("n-cpu-moe")}
-	p.Threading = point.Threading{Poll: c.String("poll"), CPUMask: c.String("cpu-mask"), CPUStrict: c.Bool("cpu-strict"), Prio: c.Int("prio")}
+	p.Threading = point.Threading{Poll: point.PollOf(c.String("poll")), CPUMask: c.String("cpu-mask"), CPUStrict: c.Bool("cpu-strict"), Prio: c.Int("prio")}
 	p.NoKVOffload = c.Bool("no-kv-offload")
 	if p.Delay, err = parseDelay(c.String("delay")); err != nil {
 		return p, usageErr(err)

@@ -1,0 +1,4 @@
+//go:build amx
+
+// ggml's AMX buffer type, from the pinned module (see amx.go).
+#include "amx/amx.cpp"
