@@ -198,14 +198,27 @@ func (m *Merged) Threads(class string) int {
 
 // Write writes the merged records, then the quality blocks, to path
 // through a temporary file renamed into place: merging into one of the
-// inputs is safe, and a crash leaves the old file whole.
+// inputs is safe, and a crash leaves the old file whole. A path that a
+// writer (a sweep, load or capacity run) holds is refused: its later
+// lines would go to the file replaced. The new file keeps the old one's
+// permissions (0644 for a new one).
 func (m *Merged) Write(path string) error {
+	if err := record.Busy(path); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".merge-*")
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
 	vals := make([]any, 0, len(m.Records)+len(m.Quality))
 	for _, r := range m.Records {
 		vals = append(vals, r)

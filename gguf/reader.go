@@ -9,9 +9,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/tokbench/tokbench/infile"
 	"io"
 	"math"
-	"os"
 )
 
 // Limits that no real model comes near; they keep a hostile header from
@@ -284,7 +284,7 @@ func (r *reader) value(key string, t ValueType) (Value, error) {
 
 // Open reads and checks the header, metadata and tensor table of a GGUF file.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,15 @@ func (d Dist) Max() int {
 	return int(d.A)
 }
 
+// maxDistTokens bounds a distribution's parameters, in tokens.
+const maxDistTokens = 1 << 24
+
 func (d Dist) check(what string) error {
+	// NaN passes every comparison below, and a huge value overflows the
+	// token counts drawn from it.
+	if math.IsNaN(d.A) || math.IsNaN(d.B) || math.Abs(d.A) > maxDistTokens || math.Abs(d.B) > maxDistTokens {
+		return fmt.Errorf("%s: %g, %g: give token counts of at most %g", what, d.A, d.B, float64(maxDistTokens))
+	}
 	switch d.Kind {
 	case "fixed":
 		if d.A < 1 {

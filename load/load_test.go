@@ -174,7 +174,7 @@ func TestParseDist(t *testing.T) {
 			t.Errorf("%s: %+v %v", s, got, err)
 		}
 	}
-	for _, bad := range []string{"x", "uniform:9-3", "normal:0,1", "list:", "zipf:1"} {
+	for _, bad := range []string{"x", "uniform:9-3", "normal:0,1", "list:", "zipf:1", "normal:nan,1", "normal:128,nan", "uniform:1-inf", "normal:1e308,1"} {
 		if _, err := ParseDist(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -82,12 +82,14 @@ func (s *Session) Run(ctx context.Context, scenarios []Scenario) ([]Result, erro
 			if s.Workload.Name == "localscore" {
 				run.LocalScore = LocalScoreOf(run.Requests, run.Loop == ClosedLoop, run.Clients)
 			}
+			// Kept before it is written: a file that fails loses nothing
+			// of what is printed.
+			runs = append(runs, *run)
 			if s.Done != nil {
 				if derr := s.Done(run); derr != nil {
-					return runs, derr
+					return runs, fmt.Errorf("%w; the runs are printed below: rerun with another --out to keep them in a file", derr)
 				}
 			}
-			runs = append(runs, *run)
 		}
 		if err != nil {
 			return runs, fmt.Errorf("load %s: %w", sc.Name, err)

@@ -131,7 +131,7 @@ func (s Spec) traceScenario() ([]Scenario, error) {
 
 // Check says what is wrong with a capacity search's bounds, if anything.
 func (o CapacityOptions) Check() error {
-	maxSlots := o.maxSlots()
+	maxSlots := o.MaxSlots()
 	if o.Slots > 0 {
 		if o.MaxRate <= 0 || o.Requests < 2*o.Slots || o.Burstiness <= 0 {
 			return point.Inputf("--max-rate must be positive, --requests at least twice --slots, --burstiness above 0")
@@ -151,11 +151,11 @@ func (o CapacityOptions) Check() error {
 // Largest are the requests of the search's largest trial: what a
 // context must be sized for, and the workload's mean lengths.
 func (o CapacityOptions) Largest(w Workload) []Request {
-	return w.Generate(max(o.maxSlots()*o.RequestsPerClient, o.Requests), o.Seed)
+	return w.Generate(max(o.MaxSlots()*o.RequestsPerClient, o.Requests), o.Seed)
 }
 
-// maxSlots is the most sequences a trial serves at once.
-func (o CapacityOptions) maxSlots() int {
+// MaxSlots is the most sequences a trial serves at once.
+func (o CapacityOptions) MaxSlots() int {
 	if o.Slots > 0 {
 		return o.Slots
 	}

@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tokbench/tokbench/infile"
 	"io"
-	"os"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -52,7 +53,7 @@ func ReadTrace(path string, speedup float64) (*Trace, error) {
 	if speedup <= 0 {
 		return nil, fmt.Errorf("--speedup %g: must be above 0", speedup)
 	}
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
@@ -152,6 +153,11 @@ func columns(names []string) (at, prompt, output int, unit float64, err error) {
 func seconds(s string, unit float64) (float64, error) {
 	s = strings.TrimSpace(s)
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		// Up to about 3000 years: a Unix time or an offset, never NaN,
+		// an infinity or a time no duration can hold.
+		if math.IsNaN(v) || math.Abs(v*unit) > maxTraceSeconds {
+			return 0, fmt.Errorf("time %q: out of range (give seconds up to %.0e, or a date and time)", short(s), maxTraceSeconds)
+		}
 		return v * unit, nil
 	}
 	for _, layout := range []string{"2006-01-02 15:04:05.999999999", time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00"} {
@@ -159,7 +165,19 @@ func seconds(s string, unit float64) (float64, error) {
 			return float64(t.UnixNano()) / 1e9, nil
 		}
 	}
-	return 0, fmt.Errorf("time %q: give seconds, or a date and time such as 2023-11-16 18:15:46.68", s)
+	return 0, fmt.Errorf("time %q: give seconds, or a date and time such as 2023-11-16 18:15:46.68", short(s))
+}
+
+// maxTraceSeconds bounds a trace's times (about 3000 years).
+const maxTraceSeconds = 1e11
+
+// short is a field as an error quotes it: at most 40 bytes of it, so that
+// a huge field gives a short message.
+func short(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	return s[:40] + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
 func readCSVTrace(r io.Reader, t *Trace, add func(int, float64, int, int) error) error {
@@ -192,7 +210,7 @@ func readCSVTrace(r io.Reader, t *Trace, add func(int, float64, int, int) error)
 		p, err1 := strconv.Atoi(strings.TrimSpace(rec[prompt]))
 		o, err2 := strconv.Atoi(strings.TrimSpace(rec[output]))
 		if err1 != nil || err2 != nil {
-			return fmt.Errorf("row %d: token counts %q and %q are not whole numbers", n, rec[prompt], rec[output])
+			return fmt.Errorf("row %d: token counts %q and %q are not whole numbers", n, short(rec[prompt]), short(rec[output]))
 		}
 		if err := add(n, ts, p, o); err != nil {
 			return err
@@ -253,7 +271,7 @@ func readJSONTrace(r io.Reader, t *Trace, add func(int, float64, int, int) error
 		p, err1 := strconv.Atoi(ps)
 		o, err2 := strconv.Atoi(outs)
 		if err1 != nil || err2 != nil {
-			return fmt.Errorf("line %d: token counts %s and %s are not whole numbers", n, ps, outs)
+			return fmt.Errorf("line %d: token counts %s and %s are not whole numbers", n, short(ps), short(outs))
 		}
 		if err := add(n, sec, p, o); err != nil {
 			return err

@@ -56,9 +56,15 @@ func TestReadTraceLayouts(t *testing.T) {
 		"timestamp,input_tokens,output_tokens\n1,1,0\n":    "no requests with output",
 		`{"timestamp": 1, "input_tokens": 2}` + "\n":       "need a time",
 		"{oops\n": "not a JSON object",
+		"timestamp,input_tokens,output_tokens\nNaN,1,2\n":                                "out of range",
+		"timestamp,input_tokens,output_tokens\ninf,1,2\n":                                "out of range",
+		"timestamp,input_tokens,output_tokens\n-Inf,1,2\n":                               "out of range",
+		"timestamp,input_tokens,output_tokens\n1e300,1,2\n":                              "out of range",
+		`{"timestamp": 1e300, "input_tokens": 2, "output_tokens": 3}` + "\n":             "out of range",
+		"timestamp,input_tokens,output_tokens\n1," + strings.Repeat("x", 1<<20) + ",2\n": "(1048576 bytes)",
 	} {
-		if _, err := ReadTrace(writeTrace(t, "bad", body), 1); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v, want %q", body, err, want)
+		if _, err := ReadTrace(writeTrace(t, "bad", body), 1); err == nil || !strings.Contains(err.Error(), want) || len(err.Error()) > 600 {
+			t.Errorf("%.80q: %.600v, want %q in a short message", body, err, want)
 		}
 	}
 	if _, err := ReadTrace(writeTrace(t, "ok.csv", "timestamp,input_tokens,output_tokens\n1,1,1\n"), 0); err == nil {

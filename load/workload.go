@@ -7,9 +7,9 @@ package load
 import (
 	"bytes"
 	"fmt"
+	"github.com/tokbench/tokbench/infile"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -91,7 +91,7 @@ func (w Workload) Check() error {
 //	tests: [{pp: 512, tg: 128}] # optional, instead of prompt/output
 func ReadWorkload(path string) (Workload, error) {
 	var w Workload
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path)
 	if err != nil {
 		return w, fmt.Errorf("workload: %w", err)
 	}

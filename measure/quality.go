@@ -6,10 +6,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/tokbench/tokbench/infile"
 	"io"
-	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
@@ -125,7 +126,7 @@ func qualityPoint(path string, o QualityOptions) point.Point {
 // qualityTokens are the tokens evaluated: the text (or the built-in one)
 // through the base's tokenizer, or for a synthetic model without a text a
 // seeded random stream; and what they are, for the records.
-func qualityTokens(pl *qualityPlan, o QualityOptions) ([]int32, string, error) {
+func qualityTokens(ctx context.Context, pl *qualityPlan, o QualityOptions) ([]int32, string, error) {
 	vocab, err := engine.LoadVocab(pl.models[0].Path)
 	if err != nil {
 		return nil, "", err
@@ -142,15 +143,51 @@ func qualityTokens(pl *qualityPlan, o QualityOptions) ([]int32, string, error) {
 		}
 		text, name = string(b), o.Text
 	}
-	toks, err := vocab.Tokenize(text)
+	toks, err := tokenizeUpTo(ctx, vocab, text, o.Tokens+o.Ctx)
 	return toks, name, err
+}
+
+// tokenPiece is about how much text one call of the tokenizer gets: its
+// time grows faster than the text's length (a 400 KB text took 52 s in one
+// call), so a long text goes piece by piece.
+const tokenPiece = 16 << 10
+
+// tokenizeUpTo tokenizes text piece by piece, each piece ending at a line
+// (or a space) where it can, until at least need tokens are had or the
+// text ends; ctx ends it between pieces. Cutting the text changes a token
+// or so at each cut, which every model then sees alike.
+func tokenizeUpTo(ctx context.Context, vocab *engine.Model, text string, need int) ([]int32, error) {
+	var toks []int32
+	for len(text) > 0 && len(toks) < need {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n := len(text)
+		if n > tokenPiece {
+			n = tokenPiece
+			if i := strings.LastIndexByte(text[:n], '\n'); i > n/2 {
+				n = i + 1
+			} else if i := strings.LastIndexByte(text[:n], ' '); i > n/2 {
+				n = i + 1
+			}
+			for n > 1 && !utf8.RuneStart(text[n]) { // never inside a character
+				n--
+			}
+		}
+		t, err := vocab.Tokenize(text[:n])
+		if err != nil {
+			return nil, err
+		}
+		toks, text = append(toks, t...), text[n:]
+	}
+	return toks, nil
 }
 
 // readPrefix reads at most limit bytes of a file, ending at a line or a
 // space when it stops early: a text far longer than the tokens asked for
 // is not all read and tokenized.
 func readPrefix(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +214,7 @@ func Quality(ctx context.Context, models []QualityModel, o QualityOptions, env E
 	if err != nil {
 		return err
 	}
-	toks, textName, err := qualityTokens(pl, o)
+	toks, textName, err := qualityTokens(ctx, pl, o)
 	if err != nil {
 		return err
 	}

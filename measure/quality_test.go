@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/preset"
@@ -185,4 +186,34 @@ func TestQualityRefusesMismatches(t *testing.T) {
 		}
 	}
 	_ = src
+}
+
+// A long text is tokenized piece by piece and only as far as the tokens
+// needed: a megabyte gives its first tokens in well under a second (one
+// call took minutes), the pieces give what one call gives but for a few
+// tokens at each cut, and a canceled context stops it.
+func TestTokenizeUpTo(t *testing.T) {
+	vocab, err := engine.LoadVocab(tinyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vocab.Close()
+	line := "the quick brown fox jumps over the lazy dog, and then some more words follow here.\n"
+	text := strings.Repeat(line, (1<<20)/len(line))
+	start := time.Now()
+	toks, err := tokenizeUpTo(context.Background(), vocab, text, 4096)
+	if took := time.Since(start); err != nil || len(toks) < 4096 || len(toks) > 4096+2*tokenPiece || took > 5*time.Second {
+		t.Errorf("1 MiB for 4096 tokens: %d tokens in %s, %v", len(toks), took, err)
+	}
+	short := text[:3*tokenPiece+100]
+	whole, _ := vocab.Tokenize(short)
+	pieces, err := tokenizeUpTo(context.Background(), vocab, short, 1<<30)
+	if err != nil || len(pieces) < len(whole)-16 || len(pieces) > len(whole)+16 { // 3 cuts
+		t.Errorf("pieces gave %d tokens, one call %d (%v)", len(pieces), len(whole), err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := tokenizeUpTo(ctx, vocab, text, 1<<30); err == nil {
+		t.Error("a canceled context did not stop it")
+	}
 }

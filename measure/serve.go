@@ -44,6 +44,9 @@ func Serve(ctx context.Context, base point.Point, longest int, timeout time.Dura
 func (s *Served) Slots(slots int) (load.Engine, func(), error) {
 	p := s.Base
 	p.Parallel = slots
+	if err := CheckSlots(p, slots); err != nil {
+		return nil, nil, err
+	}
 	if err := p.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -51,13 +54,23 @@ func (s *Served) Slots(slots int) (load.Engine, func(), error) {
 		return nil, nil, err
 	}
 	c, err := s.m.NewContext(engine.ContextOptions{NCtx: p.NCtx(), NBatch: p.NBatch, NUBatch: p.UBatch(), NSeqMax: slots,
-		Threads: p.Threads, FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Seed: p.Seed})
+		Threads: p.Threads, FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Seed: p.Seed, Threading: p.Threading})
 	if err != nil {
 		return nil, nil, err
 	}
 	c.SetDeadline(time.Now().Add(s.time))
 	stop := context.AfterFunc(s.ctx, c.Cancel)
 	return c, func() { stop(); c.Close() }, nil
+}
+
+// CheckSlots says whether a server of p's batch can serve slots sequences
+// at once: a decode step holds one token of each, and llama.cpp aborts on
+// a step larger than the logical batch.
+func CheckSlots(p point.Point, slots int) error {
+	if slots > p.NBatch {
+		return point.Inputf("-b %d is below the %d sequences served at once: a decode step holds a token of each; raise -b to at least %d, or serve fewer", p.NBatch, slots, slots)
+	}
+	return nil
 }
 
 // Close frees the model.

@@ -37,9 +37,11 @@ func Create(path string) (*Writer, error) {
 
 // CreateLocked is Create for a file only this process may write: a sweep's
 // results (two shards, or a shard and its requeued self, must never write
-// one file). It takes the file's lock first, then runs prepare (reading
-// and mending the file), then opens it for appending; another writer
-// holding the lock is a clear error.
+// one file), a load run's or a capacity search's. It takes the file's lock
+// first, then runs prepare if not nil (reading and mending the file), then
+// opens it for appending; another writer holding the lock is a clear
+// error. Every command that writes or replaces a results file honours the
+// lock (see Busy).
 func CreateLocked(path string, prepare func() error) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
@@ -47,9 +49,9 @@ func CreateLocked(path string, prepare func() error) (*Writer, error) {
 	}
 	held, err := lock(f)
 	if err == nil && !held {
-		err = fmt.Errorf("%s is being written by another tokbench (another shard, or an earlier run of this one still going): give each run its own --out, or wait for the other to end", path)
+		err = busyError(path)
 	}
-	if err == nil {
+	if err == nil && prepare != nil {
 		err = prepare()
 	}
 	var w *Writer
@@ -79,8 +81,32 @@ func (w *Writer) Append(values ...any) error {
 	return w.f.Sync()
 }
 
-// Close closes the file (and lets go of its lock).
+func busyError(path string) error {
+	return fmt.Errorf("%s is being written by another tokbench (a sweep, load or capacity run, another shard, or an earlier run of this one still going): give each run its own --out, or wait for the other to end", path)
+}
+
+// Busy says, with an error naming it, whether another process holds the
+// writer's lock of the file at path (a missing file is not busy): a
+// command that replaces or rewrites a results file (merge) must not do it
+// under a writer, whose later lines would go to the replaced file.
+func Busy(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close() // lets go of the lock taken to test it
+	held, err := lock(f)
+	if err == nil && !held {
+		return busyError(path)
+	}
+	return nil
+}
+
+// Close closes the file (and lets go of its lock); a nil Writer is none.
 func (w *Writer) Close() error {
+	if w == nil {
+		return nil
+	}
 	err := w.f.Close()
 	if w.lock != nil {
 		w.lock.Close()

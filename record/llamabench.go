@@ -38,6 +38,9 @@ func readArray(path string, data []byte) ([]Record, error) {
 		if len(r.SamplesTs) == 0 {
 			return nil, fmt.Errorf("%s record %d (%s) has no samples_ts", path, i+1, r.Test)
 		}
+		if err := r.checkRates(); err != nil {
+			return nil, fmt.Errorf("%s record %d: %v", path, i+1, err)
+		}
 	}
 	return recs, nil
 }

@@ -34,6 +34,9 @@ func Read(path string) (recs []Record, intact int64, torn bool, err error) {
 		if r.Key == (point.Key{}) && r.Test == "" {
 			return fmt.Errorf("%s line %d is not a tokbench record", path, n)
 		}
+		if err := r.checkRates(); err != nil {
+			return fmt.Errorf("%s line %d: %v", path, n, err)
+		}
 		recs = append(recs, r)
 		return nil
 	})
@@ -41,4 +44,19 @@ func Read(path string) (recs []Record, intact int64, torn bool, err error) {
 		return nil, 0, false, err
 	}
 	return recs, intact, torn, nil
+}
+
+// maxRate bounds a believable rate, tokens per second.
+const maxRate = 1e12
+
+// checkRates refuses a record whose rates no measurement gives (negative,
+// huge, or not finite: a hand-edited or corrupt file), before anything
+// downstream computes with them.
+func (r *Record) checkRates() error {
+	for _, v := range append([]float64{r.AvgTs, r.StddevTs, r.MedianTs}, r.SamplesTs...) {
+		if !(v >= 0 && v <= maxRate) { // NaN fails both
+			return fmt.Errorf("%s: a rate of %g t/s: not a measurement (edited or corrupt?); remove the line", r.Test, v)
+		}
+	}
+	return nil
 }

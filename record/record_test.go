@@ -28,6 +28,12 @@ func TestReadTornAndCorrupt(t *testing.T) {
 	if _, _, _, err := Read(p); err == nil || !strings.Contains(err.Error(), "line 3 is not a tokbench record") {
 		t.Errorf("a last line of another kind is no torn line: %v", err)
 	}
+	for _, bad := range []string{`[1e308, -1e308]`, `[-5]`, `[1e300]`} {
+		os.WriteFile(p, []byte(good+`{"key":"c|p=0|n=16","test":"tg16","status":"ok","samples_ts":`+bad+"}\n"), 0o644)
+		if _, _, _, err := Read(p); err == nil || !strings.Contains(err.Error(), "line 3: tg16: a rate of") {
+			t.Errorf("samples_ts %s: %v", bad, err)
+		}
+	}
 }
 
 // Appending after a last line without its newline starts a line of its own.

@@ -3,8 +3,8 @@ package sweep
 import (
 	"bytes"
 	"fmt"
+	"github.com/tokbench/tokbench/infile"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -132,9 +132,13 @@ type Spec struct {
 	Kernels      bool     `yaml:"kernels"` // time each step's ops alone (the roofline's decomposition)
 	Timeout      Duration `yaml:"timeout"`
 	Seed         uint64   `yaml:"seed"`
-	Filter       StrAxis  `yaml:"filter"`
+	// MaxPoints bounds the grid (0: DefaultMaxPoints): a larger one is
+	// refused before it is laid out, in bounded time and memory.
+	MaxPoints int     `yaml:"max_points"`
+	Filter    StrAxis `yaml:"filter"`
 	// llama-bench's placement and threading knobs, as run's flags of the
-	// same names; n_cpu_moe and poll are axes (poll unset: llama.cpp's).
+	// same names; n_cpu_moe and poll are axes (poll unset: llama-bench's 50,
+	// -1: no thread pool).
 	NCPUMoE        IntAxis  `yaml:"n_cpu_moe"`
 	Poll           IntAxis  `yaml:"poll"`
 	OverrideTensor string   `yaml:"override_tensor"` // PATTERN=BUFFER_TYPE;...
@@ -166,7 +170,7 @@ var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found`)
 
 // LoadSpec reads a YAML spec over the defaults.
 func LoadSpec(path string, threads int) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path)
 	if err != nil {
 		return nil, &point.InputError{Err: fmt.Errorf("spec: %w", err)}
 	}
@@ -298,8 +302,8 @@ func (s *Spec) Validate() error {
 		}
 	}
 	for _, v := range s.Poll.Values {
-		if v < 0 || v > 100 {
-			return fmt.Errorf("poll: %d is out of range (0 to 100)", v)
+		if v < -1 || v > 100 {
+			return fmt.Errorf("poll: %d is out of range (0 to 100, or -1 for no thread pool)", v)
 		}
 	}
 	if _, err := s.pg(); err != nil {
@@ -360,6 +364,9 @@ func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 		Seed: s.Seed, Timeout: s.Timeout.Duration, Sampling: "off", Kernels: s.Kernels}
 	base = s.knobs(base)
 	pg, _ := s.pg()
+	if err := s.checkSize(len(models), pg != [2]int{}); err != nil {
+		return nil, 0, err
+	}
 	grid := []point.Point{}
 	for _, m := range models {
 		p := base
@@ -377,7 +384,7 @@ func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 	grid = expand(grid, s.NDepth.Values, func(p *point.Point, v int) { p.NDepth = v })
 	grid = expand(grid, s.NCPUMoE.Values, func(p *point.Point, v int) { p.NCPUMoE = v })
 	if len(s.Poll.Values) > 0 {
-		grid = expand(grid, s.Poll.Values, func(p *point.Point, v int) { p.Poll = strconv.Itoa(v) })
+		grid = expand(grid, s.Poll.Values, func(p *point.Point, v int) { p.Poll = pollOf(v) })
 	}
 
 	seen := map[point.Key]bool{}
@@ -425,6 +432,44 @@ func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 	return point.Order(out), dropped, nil
 }
 
+// DefaultMaxPoints is the largest grid a sweep lays out unless told:
+// at a few seconds a point, days of measuring.
+const DefaultMaxPoints = 100000
+
+// checkSize refuses a grid of more points than MaxPoints, counted from the
+// axes' lengths before anything is laid out (filters may drop some later:
+// they cannot be applied without laying it out).
+func (s *Spec) checkSize(models int, pg bool) error {
+	tests := 0
+	for _, n := range s.NPrompt.Values {
+		if n > 0 {
+			tests++
+		}
+	}
+	for _, n := range s.NGen.Values {
+		if n > 0 {
+			tests += len(s.Sampling.Values)
+		}
+	}
+	if pg {
+		tests++
+	}
+	size := float64(models) * float64(tests)
+	for _, n := range []int{len(s.Parallel.Values), len(s.NBatch.Values), len(s.NUBatch.Values), len(s.Threads.Values),
+		len(s.NGPULayers.Values), len(s.FlashAttn.Values), len(s.TypeK.Values), len(s.TypeV.Values), len(s.NDepth.Values),
+		len(s.NCPUMoE.Values), max(len(s.Poll.Values), 1)} {
+		size *= float64(n)
+	}
+	most := s.MaxPoints
+	if most <= 0 {
+		most = DefaultMaxPoints
+	}
+	if size > float64(most) {
+		return point.Inputf("the grid has %.4g points, more than %d: narrow its axes, split it into sweeps, or raise --max-points (max_points in a spec)", size, most)
+	}
+	return nil
+}
+
 // expand multiplies the grid by one axis.
 func expand[T any](grid []point.Point, vals []T, set func(*point.Point, T)) []point.Point {
 	next := make([]point.Point, 0, len(grid)*len(vals))
@@ -463,4 +508,12 @@ func (s *Spec) Grid(cacheDir string, log io.Writer, check func(path string) erro
 		refs = slices.DeleteFunc(refs, func(r ModelRef) bool { i, ok := of[r.ID]; return !ok || i != shard.Index })
 	}
 	return refs, points, dropped, Make(refs, s.Seed, log, check)
+}
+
+// pollOf is a poll axis value as a point's Poll: -1 is point.NoPool.
+func pollOf(v int) string {
+	if v < 0 {
+		return point.NoPool
+	}
+	return point.PollOf(strconv.Itoa(v))
 }

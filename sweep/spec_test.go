@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -164,10 +165,41 @@ func TestSpecKnobs(t *testing.T) {
 			t.Errorf("point knobs %+v %+v", p.Placement, p.Threading)
 		}
 	}
-	if combined != 4 || len(moe) != 2 || !polls["0"] || !polls["50"] {
+	if combined != 4 || len(moe) != 2 || !polls["0"] || !polls[""] { // 50 is the default, keyed as unset
 		t.Errorf("%d pp+tg points, n_cpu_moe %v, poll %v", combined, moe, polls)
 	}
 	if pl := s.Placement(); pl.NCPUMoE != 2 || pl.Overrides != "exps=CPU" {
 		t.Errorf("placement to check %+v", pl)
+	}
+}
+
+// A grid past --max-points is refused from its axes' lengths, before it
+// is laid out (a million points used to take gigabytes and a minute to
+// plan); a larger --max-points lets it through.
+func TestGridBound(t *testing.T) {
+	s := DefaultSpec(2)
+	var err error
+	if s.NPrompt.Values, err = ParseInts("1-1000+1"); err != nil {
+		t.Fatal(err)
+	}
+	if s.NDepth.Values, err = ParseInts("0-999+1"); err != nil {
+		t.Fatal(err)
+	}
+	s.NGen = Ints(0)
+	models := []ModelRef{{ID: "a", Path: "a.gguf", Type: "q8_0"}}
+	start := time.Now()
+	_, _, err = s.Points(models)
+	var ie *point.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "the grid has 1e+06 points, more than 100000") || time.Since(start) > time.Second {
+		t.Errorf("a million points: %v after %s", err, time.Since(start))
+	}
+	s.NDepth = Ints(0, 1)
+	s.MaxPoints = 1000
+	if _, _, err := s.Points(models); err == nil || !strings.Contains(err.Error(), "2000 points, more than 1000") {
+		t.Errorf("2000 points past --max-points 1000: %v", err)
+	}
+	s.MaxPoints = 2000
+	if points, _, err := s.Points(models); err != nil || len(points) != 2000 {
+		t.Errorf("2000 points within --max-points 2000: %d %v", len(points), err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
 
 	"github.com/tokbench/tokbench/measure"
@@ -56,11 +55,18 @@ func doCapacity(c *cli.Context) error {
 	if err := o.Check(); err != nil {
 		return err
 	}
-	out := c.String("out")
+	if err := measure.CheckSlots(in.base, o.MaxSlots()); err != nil {
+		return err
+	}
+	out, err := openOut(c.String("out"))
+	if err != nil {
+		return err
+	}
+	defer out.Close()
 	// Each probe is written before it is shown: what the user sees is saved.
 	o.Probed = func(p load.Trial, at load.Outlook) error {
-		if out != "" {
-			if err := record.Append(out, load.ProbeLine(p, in.workload, provenance())); err != nil {
+		if out != nil {
+			if err := out.Append(load.ProbeLine(p, in.workload, provenance())); err != nil {
 				return err
 			}
 		}
@@ -85,13 +91,14 @@ func doCapacity(c *cli.Context) error {
 	if err := decodeRoofline(&res, sv, reqs, sampler); err != nil {
 		fmt.Fprintln(os.Stderr, "roofline:", err)
 	}
-	if out != "" {
-		if err := record.Append(out, res.Line(in.workload, provenance())); err != nil {
-			return err
-		}
-	}
+	// The result is shown first: a file that fails now loses nothing.
 	if err := report.WriteCapacity(os.Stdout, c.String("output"), res); err != nil {
 		return err
+	}
+	if out != nil {
+		if err := out.Append(res.Line(in.workload, provenance())); err != nil {
+			return fmt.Errorf("%w: the result is above; rerun with another --out to keep it in a file", err)
+		}
 	}
 	if c.Context.Err() != nil {
 		return fmt.Errorf("%w: the %d probe(s) judged are above", errInterrupted, len(res.Trials))

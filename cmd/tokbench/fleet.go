@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"github.com/tokbench/tokbench/infile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/tokbench/tokbench/fleet"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/sweep"
 )
 
@@ -70,7 +72,7 @@ func fleetJob(c *cli.Context) (fleet.Job, error) {
 	if _, err := sweep.LoadSpec(spec, gpu.ReadHost().Cores); err != nil {
 		return fleet.Job{}, err
 	}
-	text, err := os.ReadFile(spec)
+	text, err := infile.ReadFile(spec)
 	if err != nil {
 		return fleet.Job{}, usageErr(err)
 	}
@@ -131,6 +133,9 @@ func doMerge(c *cli.Context) error {
 	}
 	var inputs []fleet.Input
 	for _, p := range c.Args().Slice() {
+		if err := record.Busy(p); err != nil {
+			fmt.Fprintf(os.Stderr, "warning: %v; merging the lines written so far\n", err)
+		}
 		in, err := fleet.Read(p)
 		if err != nil {
 			return usageErr(err)
@@ -156,7 +161,7 @@ func doMerge(c *cli.Context) error {
 	if spec == "" {
 		return nil
 	}
-	text, err := os.ReadFile(spec)
+	text, err := infile.ReadFile(spec)
 	if err != nil {
 		return usageErr(err)
 	}

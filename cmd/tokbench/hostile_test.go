@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gguf/mutate"
@@ -163,4 +166,113 @@ func runBin(args ...string) (string, error) {
 	cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// A named pipe given as a model, spec, workload or trace is refused at
+// once (no writer ever comes: reading it would block past SIGTERM), with
+// exit 1 or 2 and a message that says what it is.
+func TestNamedPipesRefused(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "f.gguf")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no mkfifo:", err)
+	}
+	for _, args := range [][]string{
+		{"run", "-m", fifo, "-p", "8", "-n", "0"},
+		{"info", "-m", fifo},
+		{"sweep", "-m", fifo, "-p", "8", "-n", "0", "--dry-run"},
+		{"sweep", "--spec", fifo, "--dry-run"},
+		{"load", "--synth", "tiny", "--workload", fifo, "--requests", "1"},
+		{"load", "--synth", "tiny", "--trace", fifo},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, binPath, args...)
+		cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		timedOut := ctx.Err() != nil
+		cancel()
+		var ee *exec.ExitError
+		if timedOut || !errors.As(err, &ee) || ee.ExitCode() < 1 || ee.ExitCode() > 2 || !strings.Contains(errb.String(), "named pipe") {
+			t.Errorf("%v: %v (timed out: %v): %s", args, err, timedOut, errb.String())
+		}
+	}
+}
+
+// An unknown command is bad input (exit 2; 3 is a baseline comparison
+// that matched nothing), and a closed standard output is refused rather
+// than written into nothing (or into the next file opened).
+func TestUnknownCommandAndClosedStdout(t *testing.T) {
+	if r := tokbench(t, "frobnicate"); r.code != 2 || !strings.Contains(r.stderr, `no command "frobnicate"`) {
+		t.Errorf("unknown command: exit %d: %s", r.code, r.stderr)
+	}
+	out, err := exec.Command("sh", "-c", `"$0" devices >&-`, binPath).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "standard output is closed") {
+		t.Errorf("closed stdout: %v: %s", err, out)
+	}
+	if out, err := exec.Command("sh", "-c", `"$0" devices >/dev/null`, binPath).CombinedOutput(); err != nil {
+		t.Errorf("stdout sent to /dev/null on purpose: %v: %s", err, out)
+	}
+}
+
+// NaN, infinities and out-of-range numbers in flags are bad input, said
+// at once (a NaN burstiness used to spin at 100% CPU past SIGTERM).
+func TestNonFiniteFlagsRefused(t *testing.T) {
+	load := []string{"load", "--synth", "tiny", "--requests", "2", "--no-telemetry"}
+	for _, extra := range [][]string{
+		append(load, "--rate", "2", "--burstiness", "nan"),
+		append(load, "--rate", "2", "--burstiness", "inf"),
+		append(load, "--rate", "nan"),
+		append(load, "--abusive-fraction", "nan"),
+		append(load, "--drop-threshold", "nan"),
+		append(load, "--rate", "-1"),
+		{"capacity", "--synth", "tiny", "--slo", "e2e_p99=1s", "--open-loop", "--max-rate", "nan"},
+		{"capacity", "--synth", "tiny", "--slo", "e2e_p99=1s", "--max-time", "-1s"},
+		{"baseline", "compare", "x.jsonl", "--alpha", "2"},
+		{"baseline", "compare", "x.jsonl", "--alpha", "nan"},
+		{"baseline", "compare", "x.jsonl", "--min-effect", "-1"},
+		{"sweep", "--synth", "tiny", "-r", "auto", "--target-ci", "nan", "--dry-run"},
+		{"run", "--synth", "tiny", "-r", "auto", "--target-ci", "-inf"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, err := exec.CommandContext(ctx, binPath, extra...).CombinedOutput()
+		cancel()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "--") {
+			t.Errorf("%v: %v: %s", extra, err, out)
+		}
+	}
+}
+
+// SIGINT during planning ends a sweep before it measures, also when the
+// shell started it with SIGINT ignored (a background job): exit 130,
+// nothing measured.
+func TestSignalDuringPlanning(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s.jsonl")
+	cmd := exec.Command("sh", "-c", `trap "" INT; exec "$0" "$@"`, binPath, "sweep", "--synth", "tiny", "-p", "1-1000+1", "-n", "0",
+		"-d", "0-299+1", "--max-points", "300000", "-r", "2", "--no-telemetry", "--out", out)
+	cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("exit %v: %s", err, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("still running 60 s after SIGINT: %s", errb.String())
+	}
+	if data, _ := os.ReadFile(out); len(data) > 0 {
+		t.Errorf("measured after SIGINT: %d bytes written", len(data))
+	}
 }

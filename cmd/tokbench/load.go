@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -82,6 +83,11 @@ func doLoad(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, sc := range scenarios {
+		if err := measure.CheckSlots(in.base, sc.Options.Slots); err != nil {
+			return err
+		}
+	}
 	s, closeEvents, err := loadSession(c, in, spec.Rate)
 	if err != nil {
 		return err
@@ -109,7 +115,14 @@ func doLoad(c *cli.Context) error {
 	}
 	defer sv.Close()
 	s.Server = sv.Slots
-	runs, runErr := s.Run(c.Context, scenarios)
+	// --timeout bounds the whole run, the waits between an open loop's
+	// arrivals too (a trace's long gap, a low --rate).
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	runs, runErr := s.Run(ctx, scenarios)
+	if ctx.Err() != nil && c.Context.Err() == nil && runErr == nil {
+		runErr = fmt.Errorf("--timeout %s reached", c.Duration("timeout"))
+	}
 	if err := report.WriteLoadRuns(os.Stdout, c.String("output"), in.workload, runs); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -122,13 +135,35 @@ func loadSession(c *cli.Context, in *served, rate float64) (*load.Session, func(
 	s := &load.Session{Workload: in.workload, SLOs: in.slos, Rate: rate,
 		Watch:    load.Monitor{Floor: c.Float64("expect-ts"), DropPct: c.Float64("drop-threshold"), DriftPct: c.Float64("drift-threshold"), Warmup: 3},
 		Progress: &load.Progress{W: os.Stderr, Every: c.Duration("progress-every")}}
-	if out := c.String("out"); out != "" {
-		s.Done = func(r *load.Result) error { return record.Append(out, r.Lines(in.workload, provenance())...) }
+	w, err := openOut(c.String("out"))
+	if err != nil {
+		return nil, nil, err
 	}
-	var closeEvents func()
-	var err error
-	s.Watch.Log, closeEvents, err = eventLog(c.String("events"))
-	return s, closeEvents, err
+	if w != nil {
+		s.Done = func(r *load.Result) error { return w.Append(r.Lines(in.workload, provenance())...) }
+	}
+	log, closeEvents, err := eventLog(c.String("events"))
+	if err != nil {
+		w.Close()
+		return nil, nil, err
+	}
+	s.Watch.Log = log
+	return s, func() { closeEvents(); w.Close() }, nil
+}
+
+// openOut opens a load run's, capacity search's or quality run's --out
+// before anything is measured ("": none): a file it cannot write, or that
+// another tokbench is writing, is refused now, not after the run. The
+// lock is held until the writer is closed.
+func openOut(path string) (*record.Writer, error) {
+	if path == "" {
+		return nil, nil
+	}
+	w, err := record.CreateLocked(path, nil)
+	if err != nil {
+		return nil, usagef("--out: %v", err)
+	}
+	return w, nil
 }
 
 // serveMetrics serves the live Prometheus figures at addr (none if

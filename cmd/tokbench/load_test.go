@@ -146,3 +146,78 @@ func TestLoadTrace(t *testing.T) {
 		t.Errorf("missing trace: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// A batch smaller than the sequences served at once is bad input, said
+// before anything is measured (llama.cpp would abort at the first step
+// larger than its batch).
+func TestBatchBelowSlotsRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"load", "--synth", "tiny", "--prompt-len", "32", "--output-len", "8", "--batch-size", "4", "--concurrency", "8", "--requests", "16", "--no-telemetry"},
+		{"capacity", "--synth", "tiny", "--prompt-len", "16", "--output-len", "8", "-b", "2", "--slo", "e2e_p99=10m", "--max-concurrency", "8", "--no-telemetry"},
+	} {
+		if r := tokbench(t, args...); r.code != 2 || !strings.Contains(r.stderr, "raise -b to at least 8") {
+			t.Errorf("%s: exit %d: %s", args[0], r.code, r.stderr)
+		}
+	}
+}
+
+// load's and capacity's --out is opened before measuring: a folder it
+// cannot write to, or a file another tokbench writes (its lock held), is
+// refused at once; merge never replaces a file a writer holds.
+func TestOutCheckedBeforeMeasuring(t *testing.T) {
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro")
+	os.Mkdir(ro, 0o555)
+	held := filepath.Join(dir, "held.jsonl")
+	f, err := os.Create(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	load := []string{"load", "--synth", "tiny", "--prompt-len", "8", "--output-len", "4", "--requests", "2", "--concurrency", "1", "--no-telemetry", "--out"}
+	capacity := []string{"capacity", "--synth", "tiny", "--prompt-len", "8", "--output-len", "4", "--slo", "e2e_p99=10m", "--max-concurrency", "2", "--no-telemetry", "--out"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(load, held), "being written by another tokbench"},
+		{append(capacity, held), "being written by another tokbench"},
+	} {
+		start := time.Now()
+		r := tokbench(t, c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "probe") {
+			t.Errorf("%s --out %s: exit %d after %s: %s", c.args[0], c.args[len(c.args)-1], r.code, time.Since(start), r.stderr)
+		}
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		for _, args := range [][]string{append(load, filepath.Join(ro, "l.jsonl")), append(capacity, filepath.Join(ro, "c.jsonl"))} {
+			if r := tokbench(t, args...); r.code != 2 || !strings.Contains(r.stderr, "--out") {
+				t.Errorf("%s --out in a read-only folder: exit %d: %s", args[0], r.code, r.stderr)
+			}
+		}
+	}
+	other := filepath.Join(dir, "other.jsonl")
+	writeRecords(t, other, 1)
+	before, _ := os.ReadFile(held)
+	if r := tokbench(t, "merge", other, "--out", held); r.code == 0 || !strings.Contains(r.stderr, "being written by another tokbench") {
+		t.Errorf("merge over a held file: exit %d: %s", r.code, r.stderr)
+	}
+	if after, _ := os.ReadFile(held); string(after) != string(before) {
+		t.Error("merge changed a file a writer holds")
+	}
+}
+
+// --timeout bounds an open loop's waits between arrivals: at 0.02
+// requests per second the next arrival is most likely tens of seconds
+// away, and the run still ends near its 3 s limit, exit 1, saying why.
+func TestLoadTimeoutBoundsOpenLoopWaits(t *testing.T) {
+	start := time.Now()
+	r := tokbench(t, "load", "--synth", "tiny", "--prompt-len", "8", "--output-len", "4", "--rate", "0.02", "--requests", "3",
+		"--timeout", "3s", "--no-telemetry")
+	if took := time.Since(start); took > 25*time.Second || r.code != 1 || !strings.Contains(r.stderr, "--timeout 3s reached") {
+		t.Errorf("exit %d after %s: %s", r.code, took, r.stderr)
+	}
+}

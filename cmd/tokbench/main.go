@@ -34,15 +34,34 @@ func main() {
 }
 
 func run(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// After the first Ctrl-C the run stops itself; a second one kills.
+	// A closed standard output would lose every table silently.
+	if stdoutClosed() {
+		fmt.Fprintln(os.Stderr, "tokbench: standard output is closed: redirect it (> out.txt, or > /dev/null to drop it)")
+		return exitUsage
+	}
+	// The first Ctrl-C or SIGTERM ends the run in order (what is measured
+	// is kept); a second ends the process at once. Go keeps handling both
+	// from start to end: a process started in the background by a shell
+	// (SIGINT ignored) still hears them, in every phase.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-ctx.Done()
-		stop()
+		<-sigs
+		cancel()
+		<-sigs
+		fmt.Fprintln(os.Stderr, "tokbench: interrupted again: stopping at once (what was written is kept)")
+		os.Exit(exitInterrupted)
 	}()
 	app := newApp()
+	var unknown string
+	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
 	err := app.RunContext(ctx, flagsFirst(app, args))
+	if unknown != "" {
+		fmt.Fprintf(os.Stderr, "tokbench: no command %q: tokbench --help lists them\n", unknown)
+		return exitUsage
+	}
 	if err == nil {
 		return 0
 	}
@@ -105,6 +124,7 @@ func newApp() *cli.App {
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = app.OnUsageError
 	}
+	withNumberChecks(app.Commands)
 	return app
 }
 

@@ -104,13 +104,11 @@ func doQuality(c *cli.Context) error {
 			return err
 		}
 	}
-	var out *record.Writer
-	if path := c.String("out"); path != "" {
-		if out, err = record.Create(path); err != nil {
-			return err
-		}
-		defer out.Close()
+	out, err := openOut(c.String("out"))
+	if err != nil {
+		return err
 	}
+	defer out.Close()
 	o.Progress = qualityProgress(os.Stderr, isTerminal(os.Stderr))
 	var blocks []record.Quality
 	err = measure.Quality(c.Context, models, o, measure.DescribeEnv(version), func(q record.Quality) error {

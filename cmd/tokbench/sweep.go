@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/infile"
 	"os"
 	"strings"
 
@@ -56,6 +57,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "repetitions", Aliases: []string{"r"}, Usage: "timed repetitions per point, or auto (the default): until the mean is within --target-ci"},
 			&cli.Float64Flag{Name: "target-ci", Value: 100 * point.DefaultTargetCI, Usage: "-r auto: the 95% CI half-width of the mean t/s to reach, percent of the mean"},
 			&cli.IntFlag{Name: "max-reps", Value: point.DefaultMaxReps, Usage: "-r auto: at most this many repetitions"},
+			&cli.IntFlag{Name: "max-points", Value: sweep.DefaultMaxPoints, Usage: "refuse a grid of more points than this"},
 			&cli.BoolFlag{Name: "drop-outliers", Usage: "leave repetitions beyond 3 robust sigmas of the median out of the figures (they are reported either way)"},
 			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the warm-up of each new context"},
 			&cli.BoolFlag{Name: "no-kernels", Usage: "do not time each step's ops alone (no hardware/kernel/software split in the roofline)"},
@@ -63,7 +65,7 @@ func sweepCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of random tokens and synthetic weights; default 42"},
 			&cli.StringSliceFlag{Name: "filter", Usage: "drop the points matching, e.g. 'n_depth>=4096 && parallel>4' (repeatable)"},
 			&cli.StringFlag{Name: "n-cpu-moe", Aliases: []string{"ncmoe"}, Usage: "layers whose MoE experts stay on the CPU (list); default 0"},
-			&cli.StringFlag{Name: "poll", Usage: "thread busy-wait levels 0-100 (list); default llama.cpp's"},
+			&cli.StringFlag{Name: "poll", Usage: "thread pool busy-wait levels 0-100, -1 for no pool (list); default 50"},
 			&cli.StringFlag{Name: "override-tensor", Aliases: []string{"ot"}, Usage: "PATTERN=BUFFER_TYPE;... for every point (as run)"},
 			&cli.StringFlag{Name: "tensor-split", Aliases: []string{"ts"}, Usage: "each device's share of the layers, e.g. 3/1"},
 			&cli.StringFlag{Name: "device", Aliases: []string{"dev"}, Usage: "GPU devices to use (CUDA0/CUDA1), or none"},
@@ -102,7 +104,7 @@ func specFromFlags(c *cli.Context) (*sweep.Spec, string, error) {
 		if s, err = sweep.LoadSpec(f, threads); err != nil {
 			return nil, "", err
 		}
-		file, _ = os.ReadFile(f)
+		file, _ = infile.ReadFile(f)
 	}
 	var given []string
 	for _, name := range sweep.SpecFlags {
@@ -131,6 +133,7 @@ func specFlags(c *cli.Context, s *sweep.Spec) (*sweep.Spec, error) {
 	set("no-mmap", func() { s.Mmap = !c.Bool("no-mmap") })
 	set("target-ci", func() { s.TargetCI = c.Float64("target-ci") })
 	set("max-reps", func() { s.MaxReps = c.Int("max-reps") })
+	set("max-points", func() { s.MaxPoints = c.Int("max-points") })
 	set("drop-outliers", func() { s.DropOutliers = c.Bool("drop-outliers") })
 	if c.IsSet("repetitions") {
 		r, err := point.ParseReps(c.String("repetitions"))
@@ -232,6 +235,9 @@ func doSweep(c *cli.Context) error {
 	models, points, dropped, err := s.Grid(dir, os.Stderr, func(path string) error { return checkModel(c, path) }, shard)
 	if err != nil {
 		return err
+	}
+	if c.Context.Err() != nil {
+		return fmt.Errorf("%w while planning: nothing was measured", errInterrupted)
 	}
 	if len(points) == 0 {
 		fmt.Fprintf(os.Stderr, "shard %s has no points: the sweep has fewer models than shards\n", shard)

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"math"
+
+	"github.com/urfave/cli/v2"
+)
+
+// floatRanges bound the float flags, by name: a value outside its range,
+// NaN or an infinity is bad input, said before anything is loaded (a NaN
+// burstiness made the arrival generator spin forever; a NaN target
+// reached llama.cpp's worker as a broken request).
+var floatRanges = map[string][2]float64{
+	"rate":             {0, 1e6},
+	"max-rate":         {1e-6, 1e6},
+	"burstiness":       {1e-3, 1e3},
+	"abusive-fraction": {0, 1},
+	"expect-ts":        {0, 1e12},
+	"drop-threshold":   {0, 100},
+	"drift-threshold":  {0, 100},
+	"speedup":          {1e-6, 1e6},
+	"target-ci":        {0.01, 100},
+	"min-effect":       {0, 100},
+	"alpha":            {1e-12, 0.5},
+}
+
+// checkNumbers refuses, for the command about to run, a float flag
+// outside its range (any float flag that is NaN or infinite) and a
+// negative duration.
+func checkNumbers(c *cli.Context) error {
+	for _, f := range c.Command.Flags {
+		switch fl := f.(type) {
+		case *cli.Float64Flag:
+			if !c.IsSet(fl.Name) {
+				continue
+			}
+			v := c.Float64(fl.Name)
+			r, bounded := floatRanges[fl.Name]
+			if !bounded {
+				r = [2]float64{-math.MaxFloat64, math.MaxFloat64}
+			}
+			if math.IsNaN(v) || v < r[0] || v > r[1] {
+				if bounded {
+					return usagef("--%s %v: give a number from %g to %g", fl.Name, v, r[0], r[1])
+				}
+				return usagef("--%s %v: give a finite number", fl.Name, v)
+			}
+		case *cli.DurationFlag:
+			if c.IsSet(fl.Name) && c.Duration(fl.Name) < 0 {
+				return usagef("--%s %s: give a duration of 0 or more", fl.Name, c.Duration(fl.Name))
+			}
+		}
+	}
+	return nil
+}
+
+// withNumberChecks makes every command (and subcommand) check its numbers
+// before its own Before and Action.
+func withNumberChecks(cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		before := cmd.Before
+		cmd.Before = func(c *cli.Context) error {
+			if err := checkNumbers(c); err != nil {
+				return err
+			}
+			if before != nil {
+				return before(c)
+			}
+			return nil
+		}
+		withNumberChecks(cmd.Subcommands)
+	}
+}
