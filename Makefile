@@ -34,7 +34,8 @@ GOTAGS :=
 AMX_CPPFLAGS :=
 ifeq ($(AMX),1)
 GOTAGS := -tags amx
-AMX_CPPFLAGS := -I$(GGML_SRC) -I$(GGML_SRC)/ggml-cpu
+# After every other folder, so that no header of ours is shadowed.
+AMX_CPPFLAGS := -idirafter $(GGML_SRC) -idirafter $(GGML_SRC)/ggml-cpu
 else ifeq ($(HOST_ARCH),x86_64)
 ARCH_FLAGS += -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 endif

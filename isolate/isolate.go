@@ -46,10 +46,25 @@ func Self(args ...string) (Cmd, error) {
 // abort as one line rather than a debugger's backtrace.
 func (c Cmd) Command(ctx context.Context, name string, cmdArgs ...string) *exec.Cmd {
 	args := append(append(append([]string{}, c.Args...), name), cmdArgs...)
-	cmd := exec.CommandContext(ctx, c.Exe, args...)
+	cmd := Exec(ctx, c.Exe, args...)
 	cmd.SysProcAttr = SysProcAttr()
 	cmd.Env = append(os.Environ(), "GGML_NO_BACKTRACE=1", "GOTRACEBACK=single")
 	return cmd
+}
+
+// ChildPrefixEnv names a command that tokbench's children (model checks,
+// sweep workers) are started under, split on spaces: an emulator for a
+// binary of another architecture ("qemu-aarch64 -L /usr/aarch64-linux-gnu",
+// how CI runs the arm64 build), or numactl/taskset to place them.
+const ChildPrefixEnv = "TOKBENCH_CHILD_PREFIX"
+
+// Exec is the command exe args, under $TOKBENCH_CHILD_PREFIX if set,
+// killed when ctx ends.
+func Exec(ctx context.Context, exe string, args ...string) *exec.Cmd {
+	if prefix := strings.Fields(os.Getenv(ChildPrefixEnv)); len(prefix) > 0 {
+		exe, args = prefix[0], append(append(prefix[1:], exe), args...)
+	}
+	return exec.CommandContext(ctx, exe, args...)
 }
 
 // CrashError is a child that died loading a model: a llama.cpp assertion

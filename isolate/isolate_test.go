@@ -76,3 +76,17 @@ func TestCheckModelCanceled(t *testing.T) {
 		t.Errorf("canceled: %v", err)
 	}
 }
+
+// $TOKBENCH_CHILD_PREFIX is the command children start under (an emulator
+// for another architecture's binary, numactl ...).
+func TestChildPrefix(t *testing.T) {
+	t.Setenv(ChildPrefixEnv, "env TB_PREFIXED=yes")
+	out, err := Exec(context.Background(), "sh", "-c", "echo $TB_PREFIXED").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "yes" {
+		t.Errorf("under the prefix: %q %v", out, err)
+	}
+	t.Setenv(ChildPrefixEnv, "")
+	if out, _ := Exec(context.Background(), "sh", "-c", "echo ${TB_PREFIXED:-none}").Output(); strings.TrimSpace(string(out)) != "none" {
+		t.Errorf("without: %q", out)
+	}
+}

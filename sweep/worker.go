@@ -119,7 +119,7 @@ type workerCmd struct {
 // ended ("" if none), and how the worker ended.
 func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(point.Point), got func(record.Record) error) (done map[point.Key]bool, current point.Key, exit error) {
 	done = map[point.Key]bool{}
-	cmd := exec.Command(wc.Exe, append(append([]string{}, wc.Args...), "sweep-worker")...)
+	cmd := isolate.Exec(context.Background(), wc.Exe, append(append([]string{}, wc.Args...), "sweep-worker")...)
 	cmd.SysProcAttr = isolate.SysProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
