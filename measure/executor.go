@@ -250,6 +250,13 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 		// not the measurement.
 		if rec.Kernels, err = e.kernelsFor(p, s.c.FlashAttn, func() bool { return ctx.Err() != nil || s.stopping() }); err != nil {
 			rec.KernelsNote = "kernels not timed: " + err.Error()
+		} else if ctx.Err() == nil && !s.stopping() {
+			// What of the step is outside its nodes, measured, so that the
+			// rest of what the kernels alone do not explain is not called
+			// software.
+			if rec.OutsideMs, err = OutsideNodes(e.model, p); err != nil {
+				rec.KernelsNote = "time outside the graph's nodes not measured: " + err.Error()
+			}
 		}
 		ph.KernelsMs = ms(time.Since(t0))
 	}

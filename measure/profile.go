@@ -77,15 +77,7 @@ func profileTest(m *engine.Model, t point.Point) (roofline.OpProfile, error) {
 	if err != nil {
 		return op, err
 	}
-	prof, err := newSessionOf(m.NewProfiledContext, t, t.NCtx())
-	if err != nil {
-		return op, err
-	}
-	defer prof.c.Close()
-	if _, _, err = run(prof); err != nil { // warm-up
-		return op, err
-	}
-	sp, _, err := run(prof)
+	sp, err := profiled(m, t, func(s *session) (*engine.StepProfile, error) { sp, _, err := run(s); return sp, err })
 	if err != nil {
 		return op, err
 	}
@@ -98,4 +90,47 @@ func profileTest(m *engine.Model, t point.Point) (roofline.OpProfile, error) {
 		op.NodesMs += g.Ms
 	}
 	return op, nil
+}
+
+// profiled runs t's steps with run on a profiled context, once to warm up
+// and once observed.
+func profiled(m *engine.Model, t point.Point, run func(*session) (*engine.StepProfile, error)) (*engine.StepProfile, error) {
+	prof, err := newSessionOf(m.NewProfiledContext, t, t.NCtx())
+	if err != nil {
+		return nil, err
+	}
+	defer prof.c.Close()
+	if _, err := run(prof); err != nil {
+		return nil, err
+	}
+	return run(prof)
+}
+
+// outsideSteps is how many decode steps OutsideNodes observes: enough to
+// average, few enough to cost little next to the test.
+const outsideSteps = 8
+
+// OutsideNodes is the time per step of t spent outside its graph's nodes,
+// in ms: graph build, allocation and inputs before the first node,
+// outputs after the last (not the time between nodes, which observing
+// each node adds). What the step takes beyond its kernels timed alone and
+// this is the kernels running slower in the step than alone.
+func OutsideNodes(m *engine.Model, t point.Point) (float64, error) {
+	if t.NGen > 0 {
+		t.NGen = min(t.NGen, outsideSteps)
+	}
+	sp, err := profiled(m, t, func(s *session) (*engine.StepProfile, error) {
+		if err := s.setDepth(t.Parallel, t.NDepth); err != nil {
+			return nil, err
+		}
+		s.depth = -1
+		if t.NGen == 0 {
+			return s.c.ProfilePrefill(t.Parallel, t.NPrompt, t.NDepth)
+		}
+		return s.c.ProfileSteps(t.Parallel, t.NDepth, t.NGen)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return float64(sp.BuildNs+sp.TailNs) / 1e6 / float64(max(sp.Steps, 1)), nil
 }

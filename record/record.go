@@ -52,6 +52,9 @@ type Record struct {
 	// missing when they could not be timed.
 	Kernels     []roofline.KernelTime `json:"kernels,omitempty"`
 	KernelsNote string                `json:"kernels_note,omitempty"`
+	// OutsideMs is the time per step outside the graph's nodes (graph
+	// build, inputs, outputs), measured on a few observed steps.
+	OutsideMs float64 `json:"outside_nodes_ms,omitempty"`
 }
 
 // Build is the software that measured.

@@ -21,7 +21,7 @@ func (r *Record) RooflineInputs() roofline.Inputs {
 		in.SetTelemetry(r.Telemetry.Measure)
 	}
 	if len(r.Kernels) > 0 && r.AvgNs > 0 {
-		in.Kernels, in.StepMs = r.Kernels, float64(r.AvgNs)/1e6/float64(r.steps())
+		in.Kernels, in.StepMs, in.OutsideMs = r.Kernels, float64(r.AvgNs)/1e6/float64(r.steps()), r.OutsideMs
 	}
 	return in
 }

@@ -48,6 +48,26 @@ type Decomposition struct {
 	// Unvouched says why the split cannot be trusted, if it cannot (the
 	// kernels alone took longer than the measured step).
 	Unvouched string `json:"unvouched,omitempty"`
+	// Where the step's time beyond its kernels alone (OverheadMs) went,
+	// when the time outside the graph's nodes was measured: OutsideMs
+	// outside them (graph build, inputs, outputs), SlowerMs inside them,
+	// the kernels running slower in the step than alone (caches, the
+	// nodes around them).
+	Measured  bool    `json:"outside_measured,omitempty"`
+	OutsideMs float64 `json:"outside_ms,omitempty"`
+	SlowerMs  float64 `json:"slower_ms,omitempty"`
+}
+
+// setOutside splits the time beyond the kernels with the time measured
+// outside the nodes (ms per step; 0: not measured, the split stays as it
+// was).
+func (d *Decomposition) setOutside(ms float64) {
+	if ms <= 0 {
+		return
+	}
+	d.Measured = true
+	d.OutsideMs = min(ms, d.OverheadMs)
+	d.SlowerMs = d.OverheadMs - d.OutsideMs
 }
 
 // Thresholds of the verdicts from a decomposition.
@@ -118,8 +138,17 @@ func decompose(ks []KernelTime, stepMs, tokensPerStep float64, pk Peaks) *Decomp
 
 // verdictOf says what limits a decomposed step, with its numbers.
 func verdictOf(d *Decomposition, throttled bool, tel string) (string, string) {
-	split := fmt.Sprintf("step %.2f ms (%.4g t/s): kernels %.2f ms (%.0f%%, %.4g t/s), software %.2f ms (%.0f%%)",
-		d.StepMs, d.StepTs, d.KernelMs, 100*d.KernelShare, d.KernelTs, d.OverheadMs, 100*d.OverheadShare)
+	// Without the time outside the nodes measured, all the time beyond
+	// the kernels alone is taken as software; with it, it is split.
+	beyond := "software"
+	if d.Measured {
+		beyond = "beyond the kernels alone"
+	}
+	split := fmt.Sprintf("step %.2f ms (%.4g t/s): kernels %.2f ms (%.0f%%, %.4g t/s), %s %.2f ms (%.0f%%)",
+		d.StepMs, d.StepTs, d.KernelMs, 100*d.KernelShare, d.KernelTs, beyond, d.OverheadMs, 100*d.OverheadShare)
+	if d.Measured && d.OverheadMs > 0 {
+		split += fmt.Sprintf(" [%.2f ms outside the graph's nodes, %.2f ms the kernels slower in the step]", d.OutsideMs, d.SlowerMs)
+	}
 	if d.HardwareMs > 0 {
 		split += fmt.Sprintf(", hardware %.2f ms (%.0f%%, %.4g t/s)", d.HardwareMs, 100*d.HardwareShare, d.HardwareTs)
 	}
@@ -129,6 +158,12 @@ func verdictOf(d *Decomposition, throttled bool, tel string) (string, string) {
 		return Throttled, split + "; power or thermal limits held the clocks down"
 	case d.Unvouched != "":
 		return Unvouched, split + "; " + d.Unvouched
+	case d.Measured && d.OutsideMs >= OverheadLimit*d.StepMs:
+		return SoftwareLimited, fmt.Sprintf("%s; %.2f ms per step measured outside the graph's nodes (graph build, allocation, inputs, outputs), %.2f ms more in the kernels than alone",
+			split, d.OutsideMs, d.SlowerMs)
+	case d.Measured && d.OverheadShare >= OverheadLimit:
+		return KernelBound, fmt.Sprintf("%s; of the %.2f ms beyond the kernels timed alone, %.2f ms were measured outside the graph's nodes and %.2f ms inside them: the kernels ran %.0f%% slower in the step than alone (caches, the nodes around them), not the software around them",
+			split, d.OverheadMs, d.OutsideMs, d.SlowerMs, 100*d.SlowerMs/d.KernelMs)
 	case d.OverheadShare >= OverheadLimit:
 		return SoftwareLimited, fmt.Sprintf("%s; %.2f ms per step outside the kernels (%.1f µs for each of %d ops): graph build, scheduling, synchronisation, thread wake-up, the decode loop",
 			split, d.OverheadMs, 1000*d.OverheadMs/float64(max(d.OpsPerStep, 1)), d.OpsPerStep)

@@ -77,3 +77,31 @@ func TestShortPromptIsOneStep(t *testing.T) {
 		t.Errorf("step %.1f t/s, kernels %.1f t/s; want 640 and %.1f", a.Decomp.StepTs, a.Decomp.KernelTs, 128/0.15)
 	}
 }
+
+// With the time outside the graph's nodes measured, the time beyond the
+// kernels alone is split: mostly outside the nodes is software; mostly
+// inside them is the kernels running slower in the step than alone,
+// which is no software verdict.
+func TestMeasuredOutsideSplitsTheOverhead(t *testing.T) {
+	// 10 ms steps, kernels alone 5 ms: 5 ms beyond them.
+	d := decompose(kernels(3, 1, 1), 10, 1, unit)
+	d.setOutside(0.5)
+	if !d.Measured || !near(d.OutsideMs, 0.5) || !near(d.SlowerMs, 4.5) {
+		t.Fatalf("split %+v", d)
+	}
+	v, why := verdictOf(d, false, "")
+	if v != KernelBound || !strings.Contains(why, "0.50 ms were measured outside the graph's nodes and 4.50 ms inside them") ||
+		!strings.Contains(why, "ran 90% slower in the step than alone") || strings.Contains(why, "software 5") {
+		t.Errorf("mostly inside the nodes: %s: %s", v, why)
+	}
+	d = decompose(kernels(3, 1, 1), 10, 1, unit)
+	d.setOutside(4)
+	if v, why := verdictOf(d, false, ""); v != SoftwareLimited || !strings.Contains(why, "4.00 ms per step measured outside") {
+		t.Errorf("mostly outside: %s: %s", v, why)
+	}
+	d = decompose(kernels(3, 1, 1), 10, 1, unit)
+	d.setOutside(0) // not measured: as before
+	if v, _ := verdictOf(d, false, ""); d.Measured || v != SoftwareLimited {
+		t.Errorf("not measured: %s %+v", v, d)
+	}
+}

@@ -38,22 +38,23 @@ type WorkingSetBW struct {
 const cacheFaster = 1.25
 
 // ForWorkingSet is pk for a step that reads bytes again every step: when
-// the smallest probed working set that holds them read faster than memory
-// (a last-level cache holds them between steps), its bandwidth is the
-// ceiling, and why says so; else pk as it is. A CPU's reported cache size
-// is no guide (a VM may be told of a whole socket's L3 while it reaches
-// one slice of it): only what was measured counts.
+// a probed working set that holds them was read faster than memory (a
+// cache holds them between steps), the fastest such bandwidth is the
+// ceiling (a larger set read at a rate, a smaller one can be too), and
+// why says so; else pk as it is. A CPU's reported cache size is no guide
+// (a VM may be told of a whole socket's L3 while it reaches one slice of
+// it): only what was measured counts.
 func (pk Peaks) ForWorkingSet(bytes float64) (_ Peaks, why string) {
+	var best WorkingSetBW
 	for _, c := range pk.ReadCurve {
-		if float64(c.Bytes) < bytes {
-			continue
+		if float64(c.Bytes) >= bytes && c.GBs > best.GBs {
+			best = c
 		}
-		if c.GBs > cacheFaster*max(pk.BWGBs, pk.ReadBWGBs) {
-			why = fmt.Sprintf("a step's %.1f MiB fit in a working set of %d MiB, which the probe read at %.0f GB/s (memory: %.0f GB/s): a cache serves them",
-				bytes/(1<<20), c.Bytes>>20, c.GBs, max(pk.BWGBs, pk.ReadBWGBs))
-			pk.BWGBs, pk.ReadBWGBs = c.GBs, c.GBs
-		}
-		break
+	}
+	if mem := max(pk.BWGBs, pk.ReadBWGBs); best.GBs > cacheFaster*mem {
+		why = fmt.Sprintf("a step's %.1f MiB fit in a working set of %d MiB, which the probe read at %.0f GB/s (memory: %.0f GB/s): a cache serves them",
+			bytes/(1<<20), best.Bytes>>20, best.GBs, mem)
+		pk.BWGBs, pk.ReadBWGBs = best.GBs, best.GBs
 	}
 	return pk, why
 }
@@ -84,9 +85,11 @@ type Inputs struct {
 	Throttled                 bool
 
 	// Kernels are the step's ops timed alone, StepMs the measured step
-	// (both empty: no decomposition).
-	Kernels []KernelTime
-	StepMs  float64
+	// (both empty: no decomposition); OutsideMs the time per step measured
+	// outside the graph's nodes (0: not measured).
+	Kernels   []KernelTime
+	StepMs    float64
+	OutsideMs float64
 }
 
 // Analysis is the roofline of one test.
@@ -160,6 +163,7 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 	a.FlopsPerStep = tokensPerStep * flopsPerToken
 	if len(in.Kernels) > 0 && in.StepMs > 0 {
 		a.Decomp = decompose(in.Kernels, in.StepMs, tokensPerStep, pk)
+		a.Decomp.setOutside(in.OutsideMs)
 	}
 	if pk.BWGBs > 0 && a.BytesPerStep > 0 {
 		a.BWCeilingTs = tokensPerStep * pk.BWGBs * 1e9 / a.BytesPerStep

@@ -112,4 +112,11 @@ func TestCacheResidentStepCeiling(t *testing.T) {
 	if a := Analyze(base(), dev); a.CacheBW != "" {
 		t.Errorf("no curve: %q", a.CacheBW)
 	}
+	// A tiny step takes the fastest set that holds it, not the smallest
+	// (a small set's read is all fixed costs).
+	curved.ReadCurve[0].GBs = 40
+	in.WeightsBytes, in.KVBytesPerToken = 1<<20, 0
+	if a := Analyze(in, curved); !near(a.PeakBWGBs, 400) {
+		t.Errorf("tiny step: peak %.0f, %q", a.PeakBWGBs, a.CacheBW)
+	}
 }
