@@ -120,6 +120,7 @@ func OutsideNodes(m *engine.Model, t point.Point) (float64, error) {
 		t.NGen = min(t.NGen, outsideSteps)
 	}
 	sp, err := profiled(m, t, func(s *session) (*engine.StepProfile, error) {
+		s.c.SetStepDelay(t.StepDelay) // the same loop as measured
 		if err := s.setDepth(t.Parallel, t.NDepth); err != nil {
 			return nil, err
 		}
