@@ -19,6 +19,7 @@ type CPUCounters struct {
 	Idle      uint64 // jiffies idle or waiting for I/O
 	Steal     uint64 // jiffies a hypervisor gave to other guests
 	Self      uint64 // jiffies this process ran (utime + stime, all threads)
+	MajFaults uint64 // this process's major page faults: pages read from disk
 	CurKHz    uint64 // sum over CPUs of the current frequency
 	MaxKHz    uint64 // sum over the same CPUs of the maximum frequency
 	Throttles uint64 // thermal throttle events so far, cores and packages
@@ -52,6 +53,7 @@ func ReadCPUCounters(root, self string) CPUCounters {
 	}
 	if b, err := os.ReadFile(filepath.Join(root, "proc", self, "stat")); err == nil {
 		_, _, c.Self, _ = ParseProcStat(string(b))
+		c.MajFaults = majorFaults(string(b))
 	}
 	cpus, _ := filepath.Glob(filepath.Join(root, "sys", "devices", "system", "cpu", "cpu[0-9]*"))
 	for _, d := range cpus {
@@ -85,6 +87,16 @@ func ParseProcStat(line string) (pid int, name string, jiffies uint64, ok bool) 
 	return pid, line[i+1 : j], u + s, true
 }
 
+// majorFaults is a /proc/PID/stat line's majflt (field 12), 0 if absent.
+func majorFaults(line string) uint64 {
+	f := strings.Fields(line[strings.LastIndexByte(line, ')')+1:])
+	if len(f) < 10 {
+		return 0
+	}
+	v, _ := strconv.ParseUint(f[9], 10, 64)
+	return v
+}
+
 func f0(f []string) string {
 	if len(f) == 0 {
 		return ""
@@ -114,6 +126,9 @@ type Noise struct {
 	// the test, as NVML lists them (with telemetry on).
 	GPUProcesses   []string `json:"gpu_processes,omitempty"`
 	ThrottleEvents uint64   `json:"thermal_throttle_events,omitempty"`
+	// MajorFaults are this process's major page faults in the window:
+	// pages of a mapped model read from disk while it was measured.
+	MajorFaults uint64 `json:"major_faults,omitempty"`
 	// Outliers are the repetitions more than 3 robust sigmas from the
 	// median (their indices in samples_ts); OutliersDropped says whether
 	// --drop-outliers took them out of the figures.
@@ -130,6 +145,9 @@ const (
 	MaxOtherCPUPct = 25 // of one core
 	MaxStealPct    = 2
 	MinFreqPct     = 90
+	// MaxMajorFaults is how many pages may be read from disk in a test
+	// (a few, e.g. a first touch) before its figures are not the memory's.
+	MaxMajorFaults = 100
 )
 
 // NoiseBetween is the noise of the window between two readings.
@@ -156,6 +174,12 @@ func NoiseBetween(a, b CPUCounters) Noise {
 	}
 	if n.FreqPct != nil && *n.FreqPct < MinFreqPct {
 		n.Warnings = append(n.Warnings, fmt.Sprintf("the CPUs ran at %.0f%% of their maximum frequency (governor %s): set the performance governor, or compare only with runs at the same clocks", *n.FreqPct, orNone(n.Governor)))
+	}
+	if b.MajFaults >= a.MajFaults {
+		n.MajorFaults = b.MajFaults - a.MajFaults
+	}
+	if n.MajorFaults > MaxMajorFaults {
+		n.Warnings = append(n.Warnings, fmt.Sprintf("%d major page faults: the mapped model's pages were read from disk while it was measured (evicted by memory pressure or the kernel's reclaim), so its t/s is the disk's: rerun with --no-mmap, or free memory", n.MajorFaults))
 	}
 	if n.ThrottleEvents > 0 {
 		n.Warnings = append(n.Warnings, fmt.Sprintf("%d thermal throttle events: the CPU slowed down to cool; cool the machine or lower its load", n.ThrottleEvents))

@@ -36,29 +36,30 @@ func machine(t *testing.T, stat, self string, cur, max, throttles []string, gove
 // this process ran 600: other processes used 900 jiffies, 90% of a core;
 // 50 of 2000 jiffies stolen (2.5%); clocks at 1.5 of 3 GHz; one throttle.
 func TestNoiseFromProcAndSys(t *testing.T) {
-	selfLine := func(u, s int) string {
+	selfLine := func(u, s, majflt int) string {
 		f := make([]string, 20)
 		for i := range f {
 			f[i] = "0"
 		}
-		f[11], f[12] = strconv.Itoa(u), strconv.Itoa(s)
+		f[9], f[11], f[12] = strconv.Itoa(majflt), strconv.Itoa(u), strconv.Itoa(s)
 		return "4242 (tok bench) R " + strings.Join(f[1:], " ") + "\n"
 	}
 	a := ReadCPUCounters(machine(t, "cpu  1000 0 500 8000 100 0 0 100 0 0\ncpu0 1 2 3 4 5 6 7 8\ncpu1 1 2 3 4 5 6 7 8\nintr 1\n",
-		selfLine(300, 100), []string{"3000000", "3000000"}, []string{"3000000", "3000000"}, []string{"5", "0"}, "performance"), "self")
+		selfLine(300, 100, 7), []string{"3000000", "3000000"}, []string{"3000000", "3000000"}, []string{"5", "0"}, "performance"), "self")
 	b := ReadCPUCounters(machine(t, "cpu  2200 0 800 8400 150 0 0 150 0 0\ncpu0 1\ncpu1 1\n",
-		selfLine(750, 250), []string{"1500000", "1500000"}, []string{"3000000", "3000000"}, []string{"6", "0"}, "powersave"), "self")
+		selfLine(750, 250, 5007), []string{"1500000", "1500000"}, []string{"3000000", "3000000"}, []string{"6", "0"}, "powersave"), "self")
 	if a.CPUs != 2 || a.Busy != 1500 || a.Self != 400 || a.Governor != "performance" || b.Throttles != 6 {
 		t.Fatalf("counters %+v", a)
 	}
 	b.At = a.At.Add(10 * time.Second)
 	n := NoiseBetween(a, b)
 	// busy: 3000-1500 = 1500 jiffies; self: 1000-400 = 600; other 900 = 9 s in 10 s.
-	if n.OtherCPUPct != 90 || n.StealPct != 2.5 || n.FreqPct == nil || *n.FreqPct != 50 || n.ThrottleEvents != 1 || n.Governor != "powersave" || n.Quiet {
+	if n.OtherCPUPct != 90 || n.StealPct != 2.5 || n.FreqPct == nil || *n.FreqPct != 50 || n.ThrottleEvents != 1 || n.Governor != "powersave" || n.Quiet ||
+		n.MajorFaults != 5000 {
 		t.Errorf("noise %+v", n)
 	}
 	all := strings.Join(n.Warnings, "\n")
-	for _, want := range []string{"other processes used 90% CPU", "hypervisor gave 2.5%", "50% of their maximum frequency (governor powersave)", "1 thermal throttle"} {
+	for _, want := range []string{"other processes used 90% CPU", "hypervisor gave 2.5%", "50% of their maximum frequency (governor powersave)", "1 thermal throttle", "5000 major page faults"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no %q in\n%s", want, all)
 		}

@@ -22,6 +22,7 @@ func (r *Record) RooflineInputs() roofline.Inputs {
 	}
 	if len(r.Kernels) > 0 && r.AvgNs > 0 {
 		in.Kernels, in.StepMs, in.OutsideMs = r.Kernels, float64(r.AvgNs)/1e6/float64(r.steps()), r.OutsideMs
+		in.Mapped = r.UseMmap && r.Backend == "CPU"
 	}
 	return in
 }

@@ -105,3 +105,17 @@ func TestMeasuredOutsideSplitsTheOverhead(t *testing.T) {
 		t.Errorf("not measured: %s %+v", v, d)
 	}
 }
+
+// A mapped model whose kernels ran far slower in the step than alone is
+// pointed at --no-mmap; the same step loaded into memory is not.
+func TestMappedModelHint(t *testing.T) {
+	in := Inputs{Tokens: 16, Parallel: 1, WeightsBytes: 1e6, Params: 1e3, NLayer: 1, NEmbd: 8, MeasuredTs: 100,
+		Kernels: kernels(3, 1, 1), StepMs: 10, OutsideMs: 0.2, Mapped: true}
+	if a := Analyze(in, unit); !strings.Contains(a.Why, "compare with --no-mmap") {
+		t.Errorf("mapped: %s", a.Why)
+	}
+	in.Mapped = false
+	if a := Analyze(in, unit); strings.Contains(a.Why, "--no-mmap") {
+		t.Errorf("in memory: %s", a.Why)
+	}
+}

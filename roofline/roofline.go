@@ -90,6 +90,7 @@ type Inputs struct {
 	Kernels   []KernelTime
 	StepMs    float64
 	OutsideMs float64
+	Mapped    bool // the weights are mapped from the model file (mmap)
 }
 
 // Analysis is the roofline of one test.
@@ -188,8 +189,15 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 	a.AchievedGBs = steps * a.BytesPerStep / 1e9
 	a.AchievedTFLOPS = steps * a.FlopsPerStep / 1e12
 	a.Verdict, a.Why = verdict(a, in)
+	if d := a.Decomp; d != nil && d.Measured && in.Mapped && d.SlowerMs >= mappedHint*d.KernelMs {
+		a.Why += "; the model's weights are mapped from its file while the kernels alone run on memory of their own: compare with --no-mmap (on this project's VMs a mapped 2.3 GiB model decoded several times slower)"
+	}
 	return a
 }
+
+// mappedHint is how much slower than alone the kernels must run in a step
+// of a mapped model before the verdict suggests --no-mmap.
+const mappedHint = 0.5
 
 func verdict(a Analysis, in Inputs) (string, string) {
 	pct := fmt.Sprintf("%.0f%% of the %s ceiling (%.1f of %.1f t/s", 100*a.Efficiency, a.Bound, in.MeasuredTs, a.CeilingTs)
