@@ -34,11 +34,6 @@ func main() {
 }
 
 func run(args []string) int {
-	// A closed standard output would lose every table silently.
-	if stdoutClosed() {
-		fmt.Fprintln(os.Stderr, "tokbench: standard output is closed: redirect it (> out.txt, or > /dev/null to drop it)")
-		return exitUsage
-	}
 	// The first Ctrl-C or SIGTERM ends the run in order (what is measured
 	// is kept); a second ends the process at once. Go keeps handling both
 	// from start to end: a process started in the background by a shell
