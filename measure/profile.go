@@ -106,8 +106,9 @@ func profiled(m *engine.Model, t point.Point, run func(*session) (*engine.StepPr
 	return run(prof)
 }
 
-// outsideSteps is how many decode steps OutsideNodes observes: enough to
-// average, few enough to cost little next to the test.
+// outsideSteps is how many decode steps OutsideNodes observes (a prefill:
+// one ubatch): enough to average, few enough to cost little next to the
+// test.
 const outsideSteps = 8
 
 // OutsideNodes is the time per step of t spent outside its graph's nodes,
@@ -118,6 +119,8 @@ const outsideSteps = 8
 func OutsideNodes(m *engine.Model, t point.Point) (float64, error) {
 	if t.NGen > 0 {
 		t.NGen = min(t.NGen, outsideSteps)
+	} else {
+		t.NPrompt = min(t.NPrompt, max(1, t.UBatch()/max(t.Parallel, 1))) // one prefill step
 	}
 	sp, err := profiled(m, t, func(s *session) (*engine.StepProfile, error) {
 		s.c.SetStepDelay(t.StepDelay) // the same loop as measured
