@@ -46,10 +46,10 @@ const NoPool = "none"
 // PollOf is a --poll value as a Threading's Poll: 50, the default, is
 // written "" so that it keys a point as the default does.
 func PollOf(s string) string {
-	if strings.TrimSpace(s) == "50" {
+	if s = strings.TrimSpace(s); s == "50" {
 		return ""
 	}
-	return strings.TrimSpace(s)
+	return s
 }
 
 // Pool says whether the context gets a thread pool of its own.
@@ -61,7 +61,7 @@ func (t Threading) PollLevel() int {
 	switch t.Poll {
 	case "":
 		return 50
-	case NoPool, "-1":
+	case NoPool:
 		return -1
 	}
 	n, _ := strconv.Atoi(t.Poll)

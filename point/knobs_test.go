@@ -83,3 +83,29 @@ func TestKnobsTestsAndChecks(t *testing.T) {
 		t.Errorf("pg %v %v", pg, err)
 	}
 }
+
+// llama-bench's pool is the default (poll 50, written "" so that it keys
+// as the default); NoPool attaches none, is written -1, and refuses the
+// knobs that only a pool has.
+func TestThreadingDefaults(t *testing.T) {
+	if PollOf(" 50 ") != "" || PollOf("0") != "0" || PollOf(NoPool) != NoPool {
+		t.Error("PollOf")
+	}
+	var def Threading
+	if !def.Pool() || def.PollLevel() != 50 {
+		t.Errorf("default: pool %v, poll %d", def.Pool(), def.PollLevel())
+	}
+	none := Threading{Poll: NoPool}
+	if none.Pool() || none.PollLevel() != -1 {
+		t.Errorf("none: pool %v, poll %d", none.Pool(), none.PollLevel())
+	}
+	p := Defaults(2)
+	p.Threading = Threading{Poll: NoPool, CPUMask: "0x3"}
+	if err := p.CheckKnobs(); err == nil || !strings.Contains(err.Error(), "no thread pool") {
+		t.Errorf("none with -C: %v", err)
+	}
+	p.Threading = Threading{Poll: "-1"}
+	if err := p.CheckKnobs(); err == nil || !strings.Contains(err.Error(), "--poll none") {
+		t.Errorf("-1: %v", err)
+	}
+}
