@@ -130,10 +130,12 @@ func Append(path string, values ...any) error {
 // Lines reads a JSONL file line by line, calling each with the line's
 // number and bytes (blank lines skipped; each sees only valid JSON). A
 // line that is not JSON is an error naming it, what the file should hold
-// and the fault, unless it is the last line: a write cut short by a crash
-// or a kill leaves a torn last line, which is skipped and reported
-// through torn, with the offset where the intact part ends. An error from
-// each ends the read.
+// and the fault, unless it is a last line without its newline: a write
+// cut short by a crash or a kill leaves such a torn line (a line is
+// written whole, newline last), which is skipped and reported through
+// torn, with the offset where the intact part ends. A complete last line
+// that is not JSON is garbage, not torn: an error, never cut away. An
+// error from each ends the read.
 func Lines(path, what string, each func(n int, line []byte) error) (intact int64, torn bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -155,7 +157,7 @@ func Lines(path, what string, each func(n int, line []byte) error) (intact int64
 		if text := bytes.TrimSpace(line); len(text) > 0 {
 			var v json.RawMessage
 			if jerr := json.Unmarshal(text, &v); jerr != nil {
-				if last {
+				if last && !bytes.HasSuffix(line, []byte("\n")) {
 					return off, true, nil
 				}
 				return off, false, fmt.Errorf("%s line %d is not %s: %v", path, n, what, jerr)

@@ -24,6 +24,10 @@ func TestReadTornAndCorrupt(t *testing.T) {
 	if _, _, _, err := Read(p); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Errorf("corrupt first line: %v", err)
 	}
+	os.WriteFile(p, []byte(good+"garbage\n"), 0o644)
+	if _, _, torn, err := Read(p); torn || err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("a complete garbage last line is no torn line: torn %v, %v", torn, err)
+	}
 	os.WriteFile(p, []byte(good+`{"kind":"load"}`+"\n"), 0o644)
 	if _, _, _, err := Read(p); err == nil || !strings.Contains(err.Error(), "line 3 is not a tokbench record") {
 		t.Errorf("a last line of another kind is no torn line: %v", err)
