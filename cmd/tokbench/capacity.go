@@ -101,7 +101,13 @@ func doCapacity(c *cli.Context) error {
 		}
 	}
 	if c.Context.Err() != nil {
-		return fmt.Errorf("%w: the %d probe(s) judged are above", errInterrupted, len(res.Trials))
+		judged := 0
+		for _, p := range res.Trials {
+			if !p.NotJudged {
+				judged++
+			}
+		}
+		return fmt.Errorf("%w: the %d probe(s) judged are above", errInterrupted, judged)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +55,16 @@ func TestCapacityProgressAndSIGTERM(t *testing.T) {
 	}
 	if res.Stopped != "interrupted" || len(res.Trials) < 2 || res.Concurrency < 2 || !strings.Contains(res.BoundBy, "at least") {
 		t.Errorf("interrupted search: %+v", res)
+	}
+	// The message counts the probes judged, not one cut by the signal.
+	judged := 0
+	for _, p := range res.Trials {
+		if !p.NotJudged {
+			judged++
+		}
+	}
+	if !strings.Contains(errb.String(), fmt.Sprintf("the %d probe(s) judged are above", judged)) {
+		t.Errorf("%d probes judged of %d:\n%s", judged, len(res.Trials), errb.String())
 	}
 	lines, _, _, err := load.ReadResults(out)
 	if err != nil || len(lines) != 1 || lines[0].Capacity.Stopped != "interrupted" {
