@@ -287,7 +287,7 @@ func (s *Spec) Validate() error {
 	if s.Repetitions < 0 || s.Repetitions > point.MaxReps {
 		return fmt.Errorf("repetitions: %d is out of range (1 to %d, or auto)", s.Repetitions, point.MaxReps)
 	}
-	if s.TargetCI <= 0 || s.TargetCI >= 100 {
+	if !(s.TargetCI > 0 && s.TargetCI < 100) { // NaN too
 		return fmt.Errorf("target_ci: %g%% must be above 0 and below 100", s.TargetCI)
 	}
 	if s.MaxReps < point.MinAutoReps || s.MaxReps > point.MaxReps {

@@ -74,6 +74,7 @@ func TestLoadSpecErrorsNameTheKey(t *testing.T) {
 		"repetitions: 0\n":             "repetitions: line 1: -r \"0\"",
 		"repetitions: 2000\n":          "repetitions: 2000 is out of range",
 		"target_ci: 0\n":               "target_ci",
+		"target_ci: .nan\n":            "target_ci: NaN%",
 		"n_depth: 0-10-20\n":           "n_depth",
 		"flash_attn: [sometimes]\n":    "flash_attn",
 		"cache_type_k: q3_k\n":         "cache_type_k",
