@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -23,7 +24,8 @@ func SaveClass(dir, class string, v any) (string, error) {
 	p := ClassFile(dir, class)
 	tmp := p + ".tmp"
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return "", err
+		os.Remove(tmp) // a full disk leaves no half-written file behind
+		return "", fmt.Errorf("%w: free space there, or give another folder", err)
 	}
 	return p, os.Rename(tmp, p)
 }

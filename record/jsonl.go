@@ -76,7 +76,8 @@ func (w *Writer) Append(values ...any) error {
 		}
 	}
 	if _, err := w.f.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("write %s: %w", w.path, err)
+		// err names the file already.
+		return fmt.Errorf("%w: free space on its disk, or give another --out (what was written before stays)", err)
 	}
 	return w.f.Sync()
 }
