@@ -267,3 +267,23 @@ func TestSignalDuringPlanning(t *testing.T) {
 		t.Errorf("measured after SIGINT: %d bytes written", len(data))
 	}
 }
+
+// A --telemetry-out that cannot be written is refused before anything is
+// measured, by run, load and sweep alike (a sweep used to fail every point).
+func TestTelemetryOutCheckedFirst(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "missing", "t.jsonl")
+	out := filepath.Join(t.TempDir(), "s.jsonl")
+	for _, args := range [][]string{
+		{"run", "--synth", "tiny", "-p", "8", "-n", "4", "-r", "1", "--telemetry-out", bad},
+		{"load", "--synth", "tiny", "--requests", "2", "--concurrency", "1", "--prompt-len", "8", "--output-len", "4", "--telemetry-out", bad},
+		{"sweep", "--synth", "tiny", "-p", "8", "-n", "4", "-r", "1", "--out", out, "--telemetry-out", bad},
+	} {
+		r := tokbench(t, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "--telemetry-out") || strings.Contains(r.stderr, "t/s") {
+			t.Errorf("%s: exit %d: %s", args[0], r.code, r.stderr)
+		}
+	}
+	if data, _ := os.ReadFile(out); len(data) > 0 {
+		t.Errorf("the sweep measured: %s", data)
+	}
+}

@@ -119,7 +119,7 @@ func newApp() *cli.App {
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = app.OnUsageError
 	}
-	withNumberChecks(app.Commands)
+	withFlagChecks(app.Commands)
 	return app
 }
 

@@ -24,10 +24,14 @@ var floatRanges = map[string][2]float64{
 	"alpha":            {1e-12, 0.5},
 }
 
-// checkNumbers refuses, for the command about to run, a float flag
-// outside its range (any float flag that is NaN or infinite) and a
-// negative duration.
-func checkNumbers(c *cli.Context) error {
+// checkFlags refuses, for the command about to run and before anything
+// is loaded or probed, a float flag outside its range (any float flag that
+// is NaN or infinite), a negative duration and a --telemetry-out that
+// cannot be written.
+func checkFlags(c *cli.Context) error {
+	if err := writable("telemetry-out", c.String("telemetry-out")); err != nil {
+		return err
+	}
 	for _, f := range c.Command.Flags {
 		switch fl := f.(type) {
 		case *cli.Float64Flag:
@@ -54,13 +58,13 @@ func checkNumbers(c *cli.Context) error {
 	return nil
 }
 
-// withNumberChecks makes every command (and subcommand) check its numbers
-// before its own Before and Action.
-func withNumberChecks(cmds []*cli.Command) {
+// withFlagChecks makes every command (and subcommand) check its flags
+// (checkFlags) before its own Before and Action.
+func withFlagChecks(cmds []*cli.Command) {
 	for _, cmd := range cmds {
 		before := cmd.Before
 		cmd.Before = func(c *cli.Context) error {
-			if err := checkNumbers(c); err != nil {
+			if err := checkFlags(c); err != nil {
 				return err
 			}
 			if before != nil {
@@ -68,6 +72,6 @@ func withNumberChecks(cmds []*cli.Command) {
 			}
 			return nil
 		}
-		withNumberChecks(cmd.Subcommands)
+		withFlagChecks(cmd.Subcommands)
 	}
 }
