@@ -187,6 +187,15 @@ func TestSweepInterruptAndResume(t *testing.T) {
 	if r := tokbench(t, args...); r.code != 2 || !strings.Contains(r.stderr, "--resume") {
 		t.Errorf("rerun without --resume over existing results: exit %d %s", r.code, r.stderr)
 	}
+	// Resuming with other flags is another sweep: refused, the file as it was.
+	before, _ := os.ReadFile(out)
+	other := append(append([]string{}, args...), "--resume", "-p", "24")
+	if r := tokbench(t, other...); r.code != 2 || !strings.Contains(r.stderr, "another sweep's results") {
+		t.Errorf("resume with other flags: exit %d %s", r.code, r.stderr)
+	}
+	if after, _ := os.ReadFile(out); string(after) != string(before) {
+		t.Error("the refused resume changed the file")
+	}
 }
 
 func TestSweepBadSpec(t *testing.T) {
