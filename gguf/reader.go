@@ -9,9 +9,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/tokbench/tokbench/infile"
 	"io"
 	"math"
+
+	"github.com/tokbench/tokbench/infile"
 )
 
 // Limits that no real model comes near; they keep a hostile header from

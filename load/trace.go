@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tokbench/tokbench/infile"
 	"io"
 	"math"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tokbench/tokbench/infile"
 )
 
 // A trace is a user's own request log: when each request arrived and

@@ -7,13 +7,13 @@ package load
 import (
 	"bytes"
 	"fmt"
-	"github.com/tokbench/tokbench/infile"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/tokbench/tokbench/infile"
 	"gopkg.in/yaml.v3"
 )
 

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/tokbench/tokbench/infile"
 	"io"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/infile"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/quality"
 	"github.com/tokbench/tokbench/record"

@@ -190,7 +190,7 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 	a.AchievedTFLOPS = steps * a.FlopsPerStep / 1e12
 	a.Verdict, a.Why = verdict(a, in)
 	if d := a.Decomp; d != nil && d.Measured && in.Mapped && d.SlowerMs >= mappedHint*d.KernelMs {
-		a.Why += "; the model's weights are mapped from its file while the kernels alone run on memory of their own: compare with --no-mmap (on this project's VMs a mapped 2.3 GiB model decoded several times slower)"
+		a.Why += "; the model's weights are mapped from its file while the kernels alone run on memory of their own: compare with --no-mmap"
 	}
 	return a
 }

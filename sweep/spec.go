@@ -3,7 +3,6 @@ package sweep
 import (
 	"bytes"
 	"fmt"
-	"github.com/tokbench/tokbench/infile"
 	"io"
 	"regexp"
 	"slices"
@@ -12,9 +11,9 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/infile"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/preset"
-
 	"gopkg.in/yaml.v3"
 )
 

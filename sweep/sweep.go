@@ -66,14 +66,11 @@ type Result struct {
 // soon as it is measured, each model's points in a worker process.
 func Run(ctx context.Context, points []point.Point, env measure.Env, o Options) (*Result, error) {
 	start := time.Now()
-	res, old, err := OpenResults(o.Out, o.Resume, env)
+	res, old, err := OpenResults(o.Out, o.Resume, env, o.SpecHash)
 	if err != nil {
 		return nil, err
 	}
 	defer res.Close()
-	if err := sameSweep(o.Out, old, o.SpecHash); err != nil {
-		return nil, err
-	}
 	rounds := max(o.Rounds, 1)
 	full, done := recorded(old, rounds, o.RetryFailed)
 	plan, err := MakePlan(points, full, env)
@@ -248,16 +245,4 @@ func (r *Result) String() string {
 	ph := r.Phases
 	return fmt.Sprintf("%d of %d points recorded this run (%d skipped, %d failed) in %s: loading %.1fs, warm-up %.1fs, depth fill %.1fs, measuring %.1fs, timing kernels %.1fs",
 		r.New, r.Total, r.Skipped, r.Failed, r.Wall.Round(100*time.Millisecond), ph.LoadMs/1000, ph.WarmupMs/1000, ph.DepthMs/1000, ph.MeasureMs/1000, ph.KernelsMs/1000)
-}
-
-// sameSweep refuses to resume a results file with another sweep's points:
-// the records say which spec (Spec.Hash) measured them, and two specs in
-// one file are what merge and report then refuse.
-func sameSweep(path string, old []record.Record, hash string) error {
-	for _, r := range old {
-		if hash != "" && r.SpecSHA256 != "" && r.SpecSHA256 != hash {
-			return point.Inputf("%s holds another sweep's results (its spec %.12s, this one %.12s: other flags, spec file or models): resume with the same ones, or choose another --out", path, r.SpecSHA256, hash)
-		}
-	}
-	return nil
 }

@@ -3,18 +3,17 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"github.com/tokbench/tokbench/infile"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/fleet"
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/infile"
 	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/sweep"
+	"github.com/urfave/cli/v2"
 )
 
 func fleetCommand() *cli.Command {

@@ -3,27 +3,21 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/infile"
 	"os"
 	"strings"
 
-	"github.com/tokbench/tokbench/record"
-
-	"github.com/tokbench/tokbench/point"
-
-	"github.com/tokbench/tokbench/roofline"
-
-	"github.com/tokbench/tokbench/measure"
-
-	"github.com/tokbench/tokbench/telemetry"
-
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/baseline"
+	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/infile"
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
+	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/sweep"
+	"github.com/tokbench/tokbench/telemetry"
+	"github.com/urfave/cli/v2"
 )
 
 func sweepCommand() *cli.Command {

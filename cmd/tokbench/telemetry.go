@@ -56,20 +56,6 @@ func startSampling(c *cli.Context) (s *telemetry.Sampler, stop func() error, err
 	}, nil
 }
 
-// writable refuses, before anything is measured, a file flag's path that
-// cannot be written ("": none). It creates the file if absent, empty, and
-// changes nothing of one that exists.
-func writable(flag, path string) error {
-	if path == "" {
-		return nil
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return usagef("--%s: %v", flag, err)
-	}
-	return f.Close()
-}
-
 // warn runs f and prints its error: for what must not hide the result
 // (a telemetry file that could not be written).
 func warn(f func() error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"os"
 
 	"github.com/urfave/cli/v2"
 )
@@ -74,4 +75,18 @@ func withFlagChecks(cmds []*cli.Command) {
 		}
 		withFlagChecks(cmd.Subcommands)
 	}
+}
+
+// writable refuses, before anything is measured, a file flag's path that
+// cannot be written ("": none). It creates the file if absent, empty, and
+// changes nothing of one that exists.
+func writable(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return usagef("--%s: %v", flag, err)
+	}
+	return f.Close()
 }
