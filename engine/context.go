@@ -127,6 +127,17 @@ func (o ContextOptions) check() error {
 // made on purpose to test that the decomposition finds it.
 func (c *Context) SetStepDelay(d time.Duration) { c.c.step_delay_ns = C.int64_t(d) }
 
+// Idle puts the context's pool threads to sleep now rather than after
+// their spin (poll 50 spins some 6.5 million rounds, a tenth of a second
+// or more): other work run beside an idle context (the kernels timed
+// alone, another context) would otherwise share its cores with them. The
+// next step wakes them (ggml resumes a paused pool).
+func (c *Context) Idle() {
+	if c.pool != nil {
+		C.ggml_threadpool_pause(c.pool)
+	}
+}
+
 // Close frees the context.
 func (c *Context) Close() {
 	if c == nil {
