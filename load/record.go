@@ -79,23 +79,26 @@ var errStop = fmt.Errorf("stop")
 // file (request lines are counted, not kept); a torn last line, as a
 // killed run leaves, is skipped and reported. Probes that no search line
 // follows (a search killed outright) are summed up as a search of their
-// own that says so.
+// own that says so, and so are requests that no run line follows (a
+// killed load run).
 func ReadResults(path string) (lines []Line, requests int, torn bool, err error) {
-	var probes []Line
+	var probes, served []Line
 	_, torn, err = record.Lines(path, "a JSON line of tokbench load or capacity", func(n int, b []byte) error {
 		var l Line
 		if err := json.Unmarshal(b, &l); err != nil {
 			return fmt.Errorf("%s line %d is not a line of tokbench load or capacity: %v", path, n, err)
 		}
 		switch {
-		case l.Kind == KindRequest:
+		case l.Kind == KindRequest && l.Request != nil:
 			requests++
+			served = append(served, l)
 		case l.Kind == KindProbe && l.Probe != nil:
 			probes = append(probes, l)
 		case l.Kind == KindCapacity && l.Capacity != nil:
 			probes = nil
 			lines = append(lines, l)
 		case l.Kind == KindLoad && l.Run != nil:
+			served = nil
 			lines = append(lines, l)
 		default:
 			return fmt.Errorf("%s line %d: kind %q is not a load, capacity, probe or request line", path, n, l.Kind)
@@ -107,6 +110,9 @@ func ReadResults(path string) (lines []Line, requests int, torn bool, err error)
 	}
 	if len(probes) > 0 {
 		lines = append(lines, unfinished(probes))
+	}
+	if len(served) > 0 {
+		lines = append(lines, killedRun(served))
 	}
 	return lines, requests, torn, nil
 }
@@ -128,4 +134,22 @@ func unfinished(probes []Line) Line {
 	c.BoundBy = fmt.Sprintf("not known: the search was killed after %d probe(s); the sustainable load is at least the one given", len(probes))
 	l := probes[len(probes)-1]
 	return Line{Kind: KindCapacity, Workload: l.Workload, Capacity: c, Provenance: l.Provenance}
+}
+
+// killedRun sums up the requests of a run killed before its own line:
+// over the time to the last one's end, without inter-token latencies (a
+// request's line keeps only their percentiles).
+func killedRun(reqs []Line) Line {
+	outs := make([]*Served, len(reqs))
+	secs := 0.0
+	for i, l := range reqs {
+		outs[i], secs = l.Request, max(secs, l.Request.EndS)
+	}
+	legit, abusive := Split(outs)
+	r := &Result{Scenario: reqs[0].Scenario + " (killed: its requests so far)", Summary: Tally(legit, secs, 0, nil)}
+	if len(abusive) > 0 {
+		a := Tally(abusive, secs, 0, nil)
+		r.Abusive = &a
+	}
+	return Line{Kind: KindLoad, Run: r}
 }

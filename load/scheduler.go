@@ -297,6 +297,7 @@ func (s *sched) release(out *Served, at time.Time) {
 }
 
 func (s *sched) done(out *Served) {
+	out.EndS = s.clock.Now().Sub(s.start).Seconds()
 	if !out.Abusive {
 		s.legit--
 	}

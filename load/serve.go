@@ -108,6 +108,9 @@ type Served struct {
 	ITLMs    []float64 `json:"-"`
 	ITLP50Ms float64   `json:"itl_p50_ms"`
 	ITLP99Ms float64   `json:"itl_p99_ms"`
+	// EndS is when it ended (served or rejected), in seconds from the
+	// run's start: what sums up the requests a killed run left.
+	EndS     float64 `json:"end_s"`
 	next     *Served   // the conversation's next turn
 	arrived  time.Time
 	admitted time.Time

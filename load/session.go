@@ -43,9 +43,49 @@ type Session struct {
 	}
 	// Progress, if set, shows each scenario's progress.
 	Progress *Progress
+	// Request, if set, is given each request of a scenario as soon as it
+	// is served or rejected (written to the results file, so that a
+	// killed run keeps them), and at the scenario's end those it left
+	// unserved, before Done.
+	Request func(scenario string, o *Served) error
 	// Done, if set, is given each result as soon as it is complete
 	// (written to the results file).
 	Done func(*Result) error
+}
+
+// requestSink hands each request on as it ends; the first error stops
+// it (the run goes on, and is printed).
+type requestSink struct {
+	scenario string
+	put      func(string, *Served) error
+	err      error
+}
+
+func (k *requestSink) Step(StepStats) {}
+func (k *requestSink) Second(Second)  {}
+func (k *requestSink) Done(o *Served) {
+	if k.err == nil {
+		k.err = k.put(k.scenario, o)
+	}
+}
+
+// written hands on a finished scenario: the requests it left unserved,
+// then its result.
+func (s *Session) written(k *requestSink, run *Result) error {
+	if k != nil {
+		for _, o := range run.Requests {
+			if o.Status == StatusUnfinished || o.Status == StatusUnsent {
+				k.Done(o)
+			}
+		}
+		if k.err != nil {
+			return k.err
+		}
+	}
+	if s.Done != nil {
+		return s.Done(run)
+	}
+	return nil
 }
 
 // Run serves the scenarios until all are done or ctx ends. The results
@@ -70,6 +110,11 @@ func (s *Session) Run(ctx context.Context, scenarios []Scenario) ([]Result, erro
 			s.Progress.Begin(sc.Name, legit)
 			obs = append(obs, s.Progress)
 		}
+		var sink *requestSink
+		if s.Request != nil {
+			sink = &requestSink{scenario: sc.Name, put: s.Request}
+			obs = append(obs, sink)
+		}
 		sc.Options.Observer = obs
 		run, err := RunScenario(ctx, s.Server, sc, s.SLOs, s.Windows)
 		mon.Finish()
@@ -85,10 +130,8 @@ func (s *Session) Run(ctx context.Context, scenarios []Scenario) ([]Result, erro
 			// Kept before it is written: a file that fails loses nothing
 			// of what is printed.
 			runs = append(runs, *run)
-			if s.Done != nil {
-				if derr := s.Done(run); derr != nil {
-					return runs, fmt.Errorf("%w; the runs are printed below: rerun with another --out to keep them in a file", derr)
-				}
+			if werr := s.written(sink, run); werr != nil {
+				return runs, fmt.Errorf("%w; the runs are printed below: rerun with another --out to keep them in a file", werr)
 			}
 		}
 		if err != nil {
@@ -135,16 +178,17 @@ func RunScenario(ctx context.Context, srv Server, sc Scenario, slos []SLO, win W
 	return run, runErr
 }
 
-// Lines are a run's lines of a results file: one per request, then the
-// run's own.
-func (r *Result) Lines(w Workload, p Provenance) []any {
-	lines := make([]any, 0, len(r.Requests)+1)
-	for _, o := range r.Requests {
-		lines = append(lines, Line{Kind: KindRequest, Scenario: r.Scenario, Request: o})
-	}
+// RequestLine is a request's line of a results file.
+func RequestLine(scenario string, o *Served) Line {
+	return Line{Kind: KindRequest, Scenario: scenario, Request: o}
+}
+
+// Line is a run's own line of a results file (its requests have lines of
+// their own).
+func (r *Result) Line(w Workload, p Provenance) Line {
 	run := *r
 	run.Requests = nil
-	return append(lines, Line{Kind: KindLoad, Workload: &w, Run: &run, Provenance: p})
+	return Line{Kind: KindLoad, Workload: &w, Run: &run, Provenance: p}
 }
 
 // Line is a capacity search's line of a results file.

@@ -68,6 +68,16 @@ func CreateLocked(path string, prepare func() error) (*Writer, error) {
 
 // Append writes each value as one line, then syncs.
 func (w *Writer) Append(values ...any) error {
+	if err := w.AppendNoSync(values...); err != nil {
+		return err
+	}
+	return w.f.Sync()
+}
+
+// AppendNoSync writes values as JSON lines without waiting for the disk:
+// a killed process keeps them (the kernel has them), a machine that goes
+// down may not; the next Append syncs them.
+func (w *Writer) AppendNoSync(values ...any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	for _, v := range values {
@@ -79,7 +89,7 @@ func (w *Writer) Append(values ...any) error {
 		// err names the file already.
 		return fmt.Errorf("%w: free space on its disk, or give another --out (what was written before stays)", err)
 	}
-	return w.f.Sync()
+	return nil
 }
 
 func busyError(path string) error {

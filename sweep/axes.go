@@ -25,6 +25,33 @@ func ParseInts(s string) ([]int, error) {
 	return out, nil
 }
 
+// SplitList reads a list of names as flags give them: comma separated,
+// blanks trimmed, empty items dropped; "\\," is a comma inside a name (a
+// file called "a,b.gguf").
+func SplitList(s string) []string {
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		if v := strings.TrimSpace(b.String()); v != "" {
+			out = append(out, v)
+		}
+		b.Reset()
+	}
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s) && s[i+1] == ',':
+			b.WriteByte(',')
+			i++
+		case s[i] == ',':
+			flush()
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	flush()
+	return out
+}
+
 // maxAxisLen bounds what one range may expand to.
 const maxAxisLen = 10000
 

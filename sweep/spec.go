@@ -67,11 +67,15 @@ func (a *StrAxis) UnmarshalYAML(n *yaml.Node) error {
 	items, err := scalars(n, "strings")
 	a.set, a.Values = true, nil
 	for _, it := range items {
-		for _, v := range strings.Split(it.Value, ",") {
-			if v = strings.TrimSpace(v); v != "" {
+		// A list's items are whole names (a file may hold a comma); a
+		// single string is a comma list, as on the command line.
+		if n.Kind == yaml.SequenceNode {
+			if v := strings.TrimSpace(it.Value); v != "" {
 				a.Values = append(a.Values, v)
 			}
+			continue
 		}
+		a.Values = append(a.Values, SplitList(it.Value)...)
 	}
 	return err
 }

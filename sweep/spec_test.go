@@ -36,6 +36,21 @@ func TestParseInts(t *testing.T) {
 	}
 }
 
+// Lists of names: commas split a flag's value or a YAML string, "\\,"
+// keeps one in a name, and a YAML list's items are whole names.
+func TestNameLists(t *testing.T) {
+	if got := SplitList(` a.gguf, b\,c.gguf ,,d|e.gguf`); !reflect.DeepEqual(got, []string{"a.gguf", "b,c.gguf", "d|e.gguf"}) {
+		t.Errorf("SplitList: %q", got)
+	}
+	s, err := LoadSpec(writeSpec(t, "models: [\"a,b.gguf\", c.gguf]\ntypes: \"q4_0, q8_0\"\nn_prompt: 8\n"), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Models.Values, []string{"a,b.gguf", "c.gguf"}) || !reflect.DeepEqual(s.Types.Values, []string{"q4_0", "q8_0"}) {
+		t.Errorf("models %q, types %q", s.Models.Values, s.Types.Values)
+	}
+}
+
 func TestFilter(t *testing.T) {
 	f, err := ParseFilter("n_depth>=1024 && np>2 && type==q4_0")
 	if err != nil {

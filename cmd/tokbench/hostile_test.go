@@ -18,6 +18,7 @@ import (
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gguf/mutate"
 	"github.com/tokbench/tokbench/isolate"
+	"github.com/tokbench/tokbench/record"
 )
 
 // vocabModel is a synthetic F16 model with a real-size vocabulary (32000
@@ -195,6 +196,32 @@ func TestNamedPipesRefused(t *testing.T) {
 		var ee *exec.ExitError
 		if timedOut || !errors.As(err, &ee) || ee.ExitCode() < 1 || ee.ExitCode() > 2 || !strings.Contains(errb.String(), "named pipe") {
 			t.Errorf("%v: %v (timed out: %v): %s", args, err, timedOut, errb.String())
+		}
+	}
+}
+
+// A model file whose name holds "|" or "," is measured like any other:
+// by sweep's worker (points are keyed with "|") and named whole by -m.
+func TestOddModelNames(t *testing.T) {
+	src, err := os.ReadFile(tinyModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"a|b.gguf", "c,d.gguf"} {
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "s.jsonl")
+	r := tokbench(t, "sweep", "-m", filepath.Join(dir, "a|b.gguf"), "-p", "8", "-n", "0", "-r", "1", "--no-telemetry", "--out", out)
+	if recs, _, _, _ := record.Read(out); r.code != 0 || len(recs) != 1 || filepath.Base(recs[0].ModelFile) != "a|b.gguf" {
+		t.Errorf("a|b.gguf: exit %d, %d records: %s", r.code, len(recs), r.stderr)
+	}
+	for _, m := range []string{filepath.Join(dir, "c,d.gguf"), filepath.Join(dir, `c\,d.gguf`) + "," + filepath.Join(dir, "a|b.gguf")} {
+		r := tokbench(t, "sweep", "-m", m, "-p", "8", "-n", "0", "-r", "1", "--no-telemetry", "--dry-run")
+		if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "c,d.gguf") {
+			t.Errorf("-m %s: exit %d: %s%s", m, r.code, r.stdout, r.stderr)
 		}
 	}
 }

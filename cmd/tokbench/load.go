@@ -140,7 +140,11 @@ func loadSession(c *cli.Context, in *served, rate float64) (*load.Session, func(
 		return nil, nil, err
 	}
 	if w != nil {
-		s.Done = func(r *load.Result) error { return w.Append(r.Lines(in.workload, provenance())...) }
+		// A request's line is not synced: the kernel keeps what a killed
+		// process wrote, and a sync per request would stall the serving
+		// loop it is measuring; each run's line syncs the lot.
+		s.Request = func(sc string, o *load.Served) error { return w.AppendNoSync(load.RequestLine(sc, o)) }
+		s.Done = func(r *load.Result) error { return w.Append(r.Line(in.workload, provenance())) }
 	}
 	log, closeEvents, err := eventLog(c.String("events"))
 	if err != nil {

@@ -72,6 +72,39 @@ func TestCapacityProgressAndSIGTERM(t *testing.T) {
 	}
 }
 
+// A load run killed outright (SIGKILL) keeps the requests it served: each
+// is on --out as it ends, and report sums them up as a killed run.
+func TestLoadSIGKILLKeepsRequests(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "load.jsonl")
+	cmd := exec.Command(binPath, "load", "--synth", "tiny", "--workload", "short", "--concurrency", "2", "--requests", "100000",
+		"--output-len", "16", "--progress-every", "50ms", "--no-telemetry", "--out", out)
+	cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
+	var errb bytes.Buffer
+	done := 0
+	startUntil(t, cmd, &errb, func(l string) bool {
+		_, err := fmt.Sscanf(l, "load [load]: %d of", &done)
+		return err == nil && done >= 8
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+	data, _ := os.ReadFile(out)
+	if n := strings.Count(string(data), `"kind":"request"`); n < done {
+		t.Fatalf("%d requests done before SIGKILL, %d on --out:\n%s", done, n, errb.String())
+	}
+	lines, requests, _, err := load.ReadResults(out)
+	if err != nil || len(lines) != 1 || lines[0].Run == nil {
+		t.Fatalf("%v %+v", err, lines)
+	}
+	s := lines[0].Run.Summary
+	if !strings.Contains(lines[0].Run.Scenario, "killed") || s.Completed < done || s.Completed > requests || s.OutputTps <= 0 {
+		t.Errorf("killed run: %q %+v", lines[0].Run.Scenario, s)
+	}
+	r := tokbench(t, "report", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "load (killed: its requests so far)") {
+		t.Errorf("report: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // --max-time ends a search that would run long with the best answer so far.
 func TestCapacityMaxTime(t *testing.T) {
 	start := time.Now()

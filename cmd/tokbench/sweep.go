@@ -179,24 +179,28 @@ func axesFromFlags(c *cli.Context, s *sweep.Spec) error {
 			*ax = sweep.Ints(v...)
 		}
 	}
-	strs := map[string]*sweep.StrAxis{"model": &s.Models, "synth": &s.Synth, "types": &s.Types, "flash-attn": &s.FlashAttn,
+	strs := map[string]*sweep.StrAxis{"synth": &s.Synth, "types": &s.Types, "flash-attn": &s.FlashAttn,
 		"cache-type-k": &s.TypeK, "cache-type-v": &s.TypeV, "sampling": &s.Sampling}
 	for name, ax := range strs {
 		if c.IsSet(name) {
 			*ax = sweep.Strs(splitList(c.String(name))...)
 		}
 	}
+	if c.IsSet("model") {
+		s.Models = sweep.Strs(modelList(c.String("model"))...)
+	}
 	return nil
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
+func splitList(s string) []string { return sweep.SplitList(s) }
+
+// modelList reads -m: a comma list of files, unless the whole value names
+// a file (one whose name holds a comma; "\\," also escapes one).
+func modelList(v string) []string {
+	if fi, err := os.Stat(v); err == nil && fi.Mode().IsRegular() {
+		return []string{v}
 	}
-	return out
+	return splitList(v)
 }
 
 func doSweep(c *cli.Context) error {
