@@ -79,6 +79,13 @@ func Merge(inputs []Input) (*Merged, error) {
 	from := map[string]string{}
 	classes := map[string]bool{}
 	var blocks []record.Quality
+	total := 0
+	for _, in := range inputs {
+		total += len(in.Records)
+	}
+	// Sized once: records are large, and a slice grown one by one copies
+	// them all at each growth.
+	m.Records = make([]record.Record, 0, total)
 	for _, in := range inputs {
 		for _, r := range in.Records {
 			if r.SpecSHA256 != "" && !slices.Contains(hashes[r.SpecSHA256], in.Path) {
@@ -219,14 +226,20 @@ func (m *Merged) Write(path string) error {
 	if err := os.Chmod(tmp.Name(), mode); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	vals := make([]any, 0, len(m.Records)+len(m.Quality))
-	for _, r := range m.Records {
-		vals = append(vals, r)
+	w, err := record.Create(tmp.Name())
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
 	}
-	for _, q := range m.Quality {
-		vals = append(vals, q)
+	err = w.AppendEach(len(m.Records)+len(m.Quality), func(i int) any {
+		if i < len(m.Records) {
+			return &m.Records[i]
+		}
+		return &m.Quality[i-len(m.Records)]
+	})
+	if cerr := w.Close(); err == nil {
+		err = cerr
 	}
-	if err := record.Append(tmp.Name(), vals...); err != nil {
+	if err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)

@@ -158,7 +158,10 @@ func NoiseBetween(a, b CPUCounters) Noise {
 		n.StealPct = 100 * float64(b.Steal-a.Steal) / total
 	}
 	if wall > 0 && b.Busy >= a.Busy {
-		other := float64(b.Busy-a.Busy) - float64(b.Self-a.Self)
+		// Less two ticks: the counters move in whole ticks (10 ms), so
+		// a test of a few milliseconds would otherwise see a tick of its
+		// own as hundreds of percent of another's.
+		other := float64(b.Busy-a.Busy) - float64(b.Self-a.Self) - 2
 		n.OtherCPUPct = max(0, 100*other/jiffiesPerSecond/wall)
 	}
 	if b.MaxKHz > 0 {

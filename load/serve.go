@@ -111,7 +111,7 @@ type Served struct {
 	// EndS is when it ended (served or rejected), in seconds from the
 	// run's start: what sums up the requests a killed run left.
 	EndS     float64 `json:"end_s"`
-	next     *Served   // the conversation's next turn
+	next     *Served // the conversation's next turn
 	arrived  time.Time
 	admitted time.Time
 	firstTok time.Time

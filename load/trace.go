@@ -72,7 +72,10 @@ func ReadTrace(path string, speedup float64) (*Trace, error) {
 	var rows []row
 	add := func(n int, at float64, prompt, output int) error {
 		if prompt < 0 || output < 0 {
-			return fmt.Errorf("trace %s row %d: negative token count", path, n)
+			return fmt.Errorf("row %d: negative token count", n)
+		}
+		if prompt > MaxRequestTokens || output > MaxRequestTokens {
+			return fmt.Errorf("row %d: %d input and %d output tokens: at most %d each", n, prompt, output, MaxRequestTokens)
 		}
 		if output == 0 {
 			t.Skipped++
@@ -280,6 +283,10 @@ func readJSONTrace(r io.Reader, t *Trace, add func(int, float64, int, int) error
 	}
 	return sc.Err()
 }
+
+// MaxRequestTokens bounds a traced request's input and output: beyond it
+// no context holds the request.
+const MaxRequestTokens = 1 << 20
 
 // Name is how the trace is named in results: its file name.
 func (t *Trace) Name() string { return "trace:" + filepath.Base(t.Path) }

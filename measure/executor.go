@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -30,22 +29,34 @@ import (
 // progress is dropped after its current repetition.
 var ErrStopped = errors.New("stopped")
 
-// Measure runs one point as `tokbench run` does: its pp test and its tg
-// test (and, with sampling, the tg test through the sampler chain), each
-// after one uncounted warm-up. Each record is passed to done (if not nil)
-// as soon as it is measured; records measured before an error or
-// cancellation are returned with the error.
+// Measure runs one point: its pp test and its tg test (and, with
+// sampling, the tg test through the sampler chain), each after one
+// uncounted warm-up, in llama-bench's order (Tests).
 func Measure(ctx context.Context, p point.Point, env Env, sampler *telemetry.Sampler, done func(record.Record)) ([]record.Record, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := Check(p); err != nil {
-		return nil, err
+	return Tests(ctx, p.Tests(), env, sampler, done)
+}
+
+// Tests measures tests in the order given (as `tokbench run` does, in one
+// process: a model is loaded once for the tests in a row that share it,
+// a context made once for those that share it). Each record is passed to
+// done (if not nil) as soon as it is measured; records measured before an
+// error or cancellation are returned with the error.
+func Tests(ctx context.Context, tests []point.Point, env Env, sampler *telemetry.Sampler, done func(record.Record)) ([]record.Record, error) {
+	checked := map[point.ContextKey]bool{}
+	for _, p := range tests {
+		if !checked[p.ContextKey()] {
+			checked[p.ContextKey()] = true
+			if err := Check(p); err != nil {
+				return nil, err
+			}
+		}
 	}
-	tests := p.Tests()
 	var recs []record.Record
 	ex := &Executor{Env: env, Sampler: sampler}
-	err := ex.Run(ctx, point.Order(tests), func(r record.Record, failure error) error {
+	err := ex.Run(ctx, tests, func(r record.Record, failure error) error {
 		if failure != nil {
 			return failure
 		}
@@ -55,12 +66,6 @@ func Measure(ctx context.Context, p point.Point, env Env, sampler *telemetry.Sam
 		}
 		return nil
 	})
-	// Report in llama-bench's order (pp, tg), whatever order ran best.
-	rank := map[point.Key]int{}
-	for i, t := range tests {
-		rank[t.Key()] = i
-	}
-	slices.SortStableFunc(recs, func(a, b record.Record) int { return rank[a.Key] - rank[b.Key] })
 	return recs, err
 }
 

@@ -105,22 +105,23 @@ func TestMeasureSamplingCost(t *testing.T) {
 
 func TestMeasureCanceledKeepsFinished(t *testing.T) {
 	p := tinyPoint()
-	p.NPrompt, p.Reps = 4000, 50
+	p.NPrompt, p.NGen, p.Reps = 16, 2000, 50
 	ctx, cancel := context.WithCancel(context.Background())
 	var seen []string
-	// tg runs first; cancel once it is done: pp (4000 tokens x 50) is then under way.
+	// pp runs first (llama-bench's order); cancel once it is done: tg
+	// (2000 tokens x 50) is then under way.
 	recs, err := Measure(ctx, p, DescribeEnv("test"), nil, func(r record.Record) {
 		seen = append(seen, r.Test)
 		time.AfterFunc(100*time.Millisecond, cancel)
 	})
-	if len(seen) != 1 || seen[0] != "tg12" {
-		t.Errorf("records reported as measured: %v, want [tg12]", seen)
+	if len(seen) != 1 || seen[0] != "pp16" {
+		t.Errorf("records reported as measured: %v, want [pp16]", seen)
 	}
 	if !errors.Is(err, engine.ErrCanceled) {
 		t.Fatalf("error %v, want ErrCanceled", err)
 	}
-	if len(recs) != 1 || recs[0].IsPrompt() {
-		t.Errorf("want the finished tg record, got %d", len(recs))
+	if len(recs) != 1 || !recs[0].IsPrompt() {
+		t.Errorf("want the finished pp record, got %d", len(recs))
 	}
 }
 
@@ -280,6 +281,19 @@ func TestOutliers(t *testing.T) {
 	}
 	if got := outliers([]float64{100, 100, 100}); len(got) != 0 {
 		t.Errorf("no spread, no outliers: %v", got)
+	}
+	// Three repetitions cannot define an outlier: one of them is the
+	// median, another the MAD.
+	if got := outliers([]float64{100, 97, 140}); len(got) != 0 {
+		t.Errorf("3 repetitions: outliers %v", got)
+	}
+	// From three on, a repetition that drags the mean beyond the others'
+	// CI is said; one within it is not.
+	if w := dragged([]float64{100, 101, 10}); !strings.Contains(w, "repetition 2 (10.00 t/s) pulls the mean down") {
+		t.Errorf("a rep ten times slower: %q", w)
+	}
+	if w := dragged([]float64{100, 101, 99.5}); w != "" {
+		t.Errorf("a rep within the others' spread: %q", w)
 	}
 	r := &repetitions{p: point.Point{DropOutliers: true, Parallel: 1}, tokens: 100, cpu: gpu.ReadCPUCounters("/", "self")}
 	ns := []float64{1e9, 1.01e9, 0.99e9, 1e9, 3e9, 1.005e9}

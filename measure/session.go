@@ -146,7 +146,7 @@ func (s *session) timed(p point.Point, rep func(r int) error) (*record.Record, [
 // decoded and synchronised on its own; every step's time is an
 // inter-token latency.
 func (s *session) generate(p point.Point, smp *engine.SamplerSet, sampling string) (*record.Record, error) {
-	ns := make([]float64, 0, p.MaxReps)
+	ns := make([]float64, 0, max(p.Reps, p.MaxReps))
 	steps := make([]float64, 0, max(p.Reps, point.MinAutoReps)*p.NGen)
 	ends := make([]int64, p.NGen+1)
 	s.reps = s.reps[:0]
@@ -244,6 +244,9 @@ func (r *repetitions) mark(rec *record.Record, ns []float64, out []int) {
 		noise.Warnings = append(noise.Warnings, fmt.Sprintf("%d of %d repetitions lie beyond 3 robust sigmas of the median (%v)%s",
 			len(noise.Outliers), len(ns), noise.Outliers, map[bool]string{true: ": left out (--drop-outliers)", false: ": kept; --drop-outliers leaves them out"}[r.p.DropOutliers]))
 	}
+	if w := dragged(rec.SamplesTs); w != "" {
+		noise.Warnings = append(noise.Warnings, w)
+	}
 	noise.Quiet = len(noise.Warnings) == 0
 	rec.Noise = &noise
 	rec.Reps = len(rec.SamplesTs)
@@ -271,9 +274,16 @@ func (r *repetitions) figures(ns []float64) *record.Record {
 	return rec
 }
 
+// minOutlierReps is the fewest repetitions from which one can be called
+// an outlier: with fewer, the median and MAD are the samples themselves.
+const minOutlierReps = 5
+
 // outliers are the indices of the rates more than 3 robust sigmas (MAD)
-// from their median.
+// from their median, with at least minOutlierReps repetitions.
 func outliers(ts []float64) []int {
+	if len(ts) < minOutlierReps {
+		return nil
+	}
 	med, mad := stats.Median(ts), stats.MAD(ts)
 	var out []int
 	for i, v := range ts {
@@ -282,6 +292,24 @@ func outliers(ts []float64) []int {
 		}
 	}
 	return out
+}
+
+// dragged says, from three repetitions on, when the slowest one pulls the
+// mean down by more than the 95% CI of the others' mean (and by more than
+// 1%): one repetition, not the machine's rate, then sets the figure. (Too
+// few repetitions for a robust outlier still show one slower by far.)
+func dragged(ts []float64) string {
+	if len(ts) < 3 {
+		return ""
+	}
+	slow := slices.Index(ts, slices.Min(ts))
+	rest := slices.Delete(slices.Clone(ts), slow, slow+1)
+	all, others := stats.Summarize(ts), stats.Summarize(rest)
+	drag := others.Mean - all.Mean
+	if drag <= max(others.CI95, 0.01*others.Mean) {
+		return ""
+	}
+	return fmt.Sprintf("repetition %d (%.2f t/s) pulls the mean down %.1f%%, beyond the others' ±%.1f%%: rerun, or use -r auto", slow, ts[slow], 100*drag/others.Mean, 100*others.CI95/others.Mean)
 }
 
 // rates turns repetition times into llama-bench's figures and ours.

@@ -71,7 +71,7 @@ const (
 	MaxTokens  = 1 << 20
 	MaxDepth   = 1 << 22
 	MaxReps    = 1000
-	MaxThreads = 1024
+	MaxThreads = 512
 )
 
 // Adaptive repetitions: AutoReps repeats each test until the 95%
@@ -214,7 +214,7 @@ func (p Point) Validate() error {
 		return Inputf("-r %d: repetitions must be 1 to %d, or auto", p.Reps, MaxReps)
 	case p.Reps == AutoReps && (p.TargetCI <= 0 || p.TargetCI >= 1):
 		return Inputf("--target-ci %g%%: give a percentage above 0 and below 100", 100*p.TargetCI)
-	case p.Reps == AutoReps && (p.MaxReps < MinAutoReps || p.MaxReps > MaxReps):
+	case p.MaxReps < 0 || p.MaxReps > MaxReps || (p.Reps == AutoReps && p.MaxReps < MinAutoReps):
 		return Inputf("--max-reps %d: must be %d to %d", p.MaxReps, MinAutoReps, MaxReps)
 	case p.Timeout < 0:
 		return Inputf("--timeout %s: cannot be negative", p.Timeout)

@@ -74,6 +74,22 @@ func (w *Writer) Append(values ...any) error {
 	return w.f.Sync()
 }
 
+// AppendEach writes n values, item(0) to item(n-1), as JSON lines through
+// a buffer, then syncs: a large file is never one buffer in memory.
+func (w *Writer) AppendEach(n int, item func(i int) any) error {
+	b := bufio.NewWriterSize(w.f, 1<<20)
+	enc := json.NewEncoder(b)
+	for i := range n {
+		if err := enc.Encode(item(i)); err != nil {
+			return fmt.Errorf("results %s: %w", w.path, err)
+		}
+	}
+	if err := b.Flush(); err != nil {
+		return fmt.Errorf("%w: free space on its disk, or give another --out", err)
+	}
+	return w.f.Sync()
+}
+
 // AppendNoSync writes values as JSON lines without waiting for the disk:
 // a killed process keeps them (the kernel has them), a machine that goes
 // down may not; the next Append syncs them.
@@ -139,14 +155,14 @@ func Append(path string, values ...any) error {
 }
 
 // Lines reads a JSONL file line by line, calling each with the line's
-// number and bytes (blank lines skipped; each sees only valid JSON). A
+// number and bytes (blank lines skipped; a line each fails on that is not JSON is reported as such). A
 // line that is not JSON is an error naming it, what the file should hold
 // and the fault, unless it is a last line without its newline: a write
 // cut short by a crash or a kill leaves such a torn line (a line is
 // written whole, newline last), which is skipped and reported through
 // torn, with the offset where the intact part ends. A complete last line
 // that is not JSON is garbage, not torn: an error, never cut away. An
-// error from each ends the read.
+// error from each ends the read. each must not keep line: it is reused.
 func Lines(path, what string, each func(n int, line []byte) error) (intact int64, torn bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -155,8 +171,18 @@ func Lines(path, what string, each func(n int, line []byte) error) (intact int64
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<20)
 	var off int64
+	var line []byte // reused: each is given a line to parse, not to keep
 	for n := 1; ; n++ {
-		line, rerr := r.ReadBytes('\n')
+		var rerr error
+		line = line[:0]
+		for {
+			var chunk []byte
+			chunk, rerr = r.ReadSlice('\n')
+			line = append(line, chunk...)
+			if rerr != bufio.ErrBufferFull {
+				break
+			}
+		}
 		if rerr != nil && rerr != io.EOF {
 			return off, false, fmt.Errorf("%s: %w", path, rerr)
 		}
@@ -165,16 +191,19 @@ func Lines(path, what string, each func(n int, line []byte) error) (intact int64
 			rest, _ := r.Peek(1)
 			last = len(rest) == 0
 		}
+		// A line is checked for JSON only when each fails on it: a valid
+		// line is parsed once.
 		if text := bytes.TrimSpace(line); len(text) > 0 {
-			var v json.RawMessage
-			if jerr := json.Unmarshal(text, &v); jerr != nil {
+			if err := each(n, text); err != nil {
+				if json.Valid(text) {
+					return off, false, err
+				}
 				if last && !bytes.HasSuffix(line, []byte("\n")) {
 					return off, true, nil
 				}
+				var v any
+				jerr := json.Unmarshal(text, &v) // says what is wrong
 				return off, false, fmt.Errorf("%s line %d is not %s: %v", path, n, what, jerr)
-			}
-			if err := each(n, text); err != nil {
-				return off, false, err
 			}
 		}
 		off += int64(len(line))

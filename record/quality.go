@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/tokbench/tokbench/gpu"
@@ -75,15 +74,11 @@ func isQuality(line []byte) bool {
 // ReadQuality reads the quality blocks of a results file (none from a
 // llama-bench JSON array). A torn last line is ignored, as by Read.
 func ReadQuality(path string) ([]Quality, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	if array, err := isArray(path); err != nil || array {
 		return nil, err
 	}
-	if len(data) > 0 && data[0] == '[' {
-		return nil, nil
-	}
 	var out []Quality
-	_, _, err = Lines(path, "a JSON record", func(n int, line []byte) error {
+	_, _, err := Lines(path, "a JSON record", func(n int, line []byte) error {
 		if !isQuality(line) {
 			return nil
 		}

@@ -121,14 +121,20 @@ type Settings struct {
 	// (cpu_mask 0x0, tensor_split 0.00, tensor_buft_overrides none when
 	// unset); DeviceSelect is -dev ("" every device).
 	NCPUMoE         int    `json:"n_cpu_moe"`
-	TensorSplit     string `json:"tensor_split,omitempty"`
-	TensorOverrides string `json:"tensor_buft_overrides,omitempty"`
+	TensorSplit     string `json:"tensor_split"`
+	TensorOverrides string `json:"tensor_buft_overrides"`
 	DeviceSelect    string `json:"device_select,omitempty"`
 	NoKVOffload     bool   `json:"no_kv_offload"`
-	CPUMask         string `json:"cpu_mask,omitempty"`
+	CPUMask         string `json:"cpu_mask"`
 	CPUStrict       bool   `json:"cpu_strict"`
 	Poll            int    `json:"poll"` // -1: no thread pool (--poll none)
 	Prio            int    `json:"prio,omitempty"`
+	// llama-bench's settings that tokbench keeps off, written as it
+	// writes them off, so that its tools read every record.
+	Embeddings  bool `json:"embeddings"`
+	NoOpOffload int  `json:"no_op_offload"`
+	FitTarget   int  `json:"fit_target"`
+	FitMinCtx   int  `json:"fit_min_ctx"`
 }
 
 // Result is what the repetitions gave: llama-bench's figures, then ours.

@@ -75,13 +75,17 @@ func MergeRounds(rounds []Record) Record {
 
 // Final keeps what a results file finally says of each point: the merged
 // record of an interleaved sweep's point in place of its rounds (rounds of
-// a point not merged yet, as an interrupted sweep leaves, stay).
+// a point not merged yet, as an interrupted sweep leaves, stay). recs
+// itself when there is nothing to drop, else a new slice.
 func Final(recs []Record) []Record {
 	merged := map[string]bool{}
 	for _, r := range recs {
 		if r.Rounds > 0 && r.Round == 0 {
 			merged[r.Key.String()] = true
 		}
+	}
+	if len(merged) == 0 {
+		return recs
 	}
 	return slices.DeleteFunc(slices.Clone(recs), func(r Record) bool { return r.Round > 0 && merged[r.Key.String()] })
 }

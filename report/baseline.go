@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -13,7 +14,10 @@ import (
 // Comparison writes a baseline comparison, benchstat-like: old, new,
 // delta, p and the verdict per point, and below, why a point's samples
 // were too few to show a difference.
-func Comparison(w io.Writer, class string, rows []baseline.Row) error {
+func Comparison(out io.Writer, class string, rows []baseline.Row) error {
+	// Buffered: tabwriter writes cell by cell.
+	w := bufio.NewWriter(out)
+	defer w.Flush()
 	fmt.Fprintf(w, "class %s\n", class)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\ttest\told t/s\tnew t/s\tdelta\tp\tverdict")
@@ -40,8 +44,8 @@ func Comparison(w io.Writer, class string, rows []baseline.Row) error {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
-	_, err := fmt.Fprintf(w, "%d of %d points matched the baseline\n", baseline.Matched(rows), len(rows))
-	return err
+	fmt.Fprintf(w, "%d of %d points matched the baseline\n", baseline.Matched(rows), len(rows))
+	return w.Flush()
 }
 
 // Baseline writes a baseline file: per point its samples, median and

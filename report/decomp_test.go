@@ -45,7 +45,7 @@ func TestDecompositionCharts(t *testing.T) {
 		t.Errorf("%d kernel points, want 2", n)
 	}
 	var tb strings.Builder
-	if err := Write(&tb, "table", recs); err != nil || !strings.Contains(tb.String(), "40%") {
+	if err := wide(&tb, recs); err != nil || !strings.Contains(tb.String(), "40%") {
 		t.Errorf("table: %v\n%s", err, tb.String())
 	}
 }

@@ -1,12 +1,12 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/tokbench/tokbench/load"
-	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
 )
@@ -24,7 +24,7 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 	if load.IsResults(path) {
 		lines, _, torn, err := load.ReadResults(path)
 		if err != nil {
-			return &point.InputError{Err: err}
+			return err
 		}
 		noteTorn(log, path, torn)
 		if out != "" && format == "md" {
@@ -77,14 +77,24 @@ func noteTorn(log io.Writer, path string, torn bool) {
 
 // ToOut runs write on the file out (created), or on w.
 func ToOut(w io.Writer, out string, write func(io.Writer) error) error {
+	// Buffered: a table is written cell by cell, and a million records'
+	// cells are a write system call each otherwise.
+	buffered := func(w io.Writer) error {
+		b := bufio.NewWriterSize(w, 1<<16)
+		err := write(b)
+		if ferr := b.Flush(); err == nil {
+			err = ferr
+		}
+		return err
+	}
 	if out == "" {
-		return write(w)
+		return buffered(w)
 	}
 	f, err := os.Create(out)
 	if err != nil {
 		return err
 	}
-	err = write(f)
+	err = buffered(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -30,18 +31,16 @@ func Classes(recs []record.Record) []string {
 // reference class (the first when ref is ""). Nothing for one class.
 func WriteClasses(w io.Writer, md bool, recs []record.Record, ref string) error {
 	classes := Classes(recs)
-	if len(classes) < 2 {
-		return nil
+	if len(classes) == 0 {
+		classes = []string{"none"}
 	}
 	ref = cmp.Or(ref, classes[0])
-	refAt := -1
-	for i, c := range classes {
-		if c == ref {
-			refAt = i
-		}
-	}
+	refAt := slices.Index(classes, ref)
 	if refAt < 0 {
 		return &point.InputError{Err: fmt.Errorf("--reference %s: the records' classes are %s", ref, strings.Join(classes, ", "))}
+	}
+	if len(classes) < 2 {
+		return nil
 	}
 	type row struct {
 		model, test string

@@ -3,6 +3,7 @@
 package report
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/csv"
 	"encoding/json"
@@ -24,6 +25,10 @@ var Formats = []string{"table", "json", "jsonl", "csv", "md", "html", "sql"}
 
 // Write writes records in the format.
 func Write(w io.Writer, format string, recs []record.Record) error {
+	return WriteWith(w, format, recs, Options{})
+}
+
+func write(w io.Writer, format string, recs []record.Record) error {
 	switch format {
 	case "table":
 		return Table(w, recs)
@@ -46,8 +51,34 @@ func Write(w io.Writer, format string, recs []record.Record) error {
 func writeJSON[T any](w io.Writer, lines bool, items []T) error {
 	enc := json.NewEncoder(w)
 	if !lines {
-		enc.SetIndent("", "  ")
-		return enc.Encode(append([]T{}, items...))
+		// Item by item, as json.MarshalIndent lays an array out: the
+		// whole array is never one buffer in memory.
+		if len(items) == 0 {
+			_, err := io.WriteString(w, "[]\n")
+			return err
+		}
+		for i := range items {
+			sep := ",\n  "
+			if i == 0 {
+				sep = "[\n  "
+			}
+			if _, err := io.WriteString(w, sep); err != nil {
+				return err
+			}
+			// Encode ends each item with a newline, which the separator
+			// replaces.
+			var b bytes.Buffer
+			e := json.NewEncoder(&b)
+			e.SetIndent("  ", "  ")
+			if err := e.Encode(&items[i]); err != nil {
+				return err
+			}
+			if _, err := w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n"))); err != nil {
+				return err
+			}
+		}
+		_, err := io.WriteString(w, "\n]\n")
+		return err
 	}
 	for i := range items {
 		if err := enc.Encode(&items[i]); err != nil {
@@ -117,9 +148,10 @@ var columns = []column{
 }
 
 // Grouped orders records by model and quantization, keeping the order
-// within each group, as a sweep's closing table shows them.
+// within each group, as a sweep's closing table shows them; it sorts recs
+// in place.
 func Grouped(recs []record.Record) []record.Record {
-	out := slices.Clone(recs)
+	out := recs // in place: a large file's records are not copied again
 	first := map[string]int{}
 	for i, r := range out {
 		if _, ok := first[group(&r)]; !ok {
@@ -389,21 +421,50 @@ func latF(l *stats.Latency, p int) string {
 	return fmtF(l.Max)
 }
 
-// CSV writes one row per record with a header.
+// CSV writes one row per record with a header: llama-bench's fields
+// first, as its -o csv writes them (booleans 0 or 1), then tokbench's.
 func CSV(w io.Writer, recs []record.Record) error {
 	cw := csv.NewWriter(w)
+	lb := map[string]bool{}
 	var head []string
-	for _, f := range csvFields {
+	for _, f := range LlamaBenchFields {
+		lb[f.name] = true
 		head = append(head, f.name)
+	}
+	for _, f := range csvFields {
+		if !lb[f.name] {
+			head = append(head, f.name)
+		}
 	}
 	cw.Write(head)
 	for i := range recs {
 		var row []string
+		for _, f := range LlamaBenchFields {
+			row = append(row, csvValue(f.value(&recs[i])))
+		}
 		for _, f := range csvFields {
-			row = append(row, f.value(&recs[i]))
+			if !lb[f.name] {
+				row = append(row, f.value(&recs[i]))
+			}
 		}
 		cw.Write(row)
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvValue is a llama-bench field as its CSV writes it.
+func csvValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		if x {
+			return "1"
+		}
+		return "0"
+	case float64:
+		return fmtF(x)
+	}
+	return fmt.Sprint(v)
 }

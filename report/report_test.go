@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func records() []record.Record {
 
 func TestTable(t *testing.T) {
 	var b bytes.Buffer
-	if err := Write(&b, "table", records()); err != nil {
+	if err := wide(&b, records()); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -77,7 +78,7 @@ func TestCSVAndJSON(t *testing.T) {
 func TestGPUColumns(t *testing.T) {
 	recs := records()
 	var b bytes.Buffer
-	Write(&b, "table", recs)
+	wide(&b, recs)
 	if strings.Contains(b.String(), "J/tok") {
 		t.Error("GPU columns without GPU telemetry")
 	}
@@ -89,7 +90,7 @@ func TestGPUColumns(t *testing.T) {
 		{Dev: 1, Metrics: map[string]gpu.Stat{"gpu_util": {Mean: 80}, "mem_util": {Mean: 50}, "power_w": {Mean: 300}}},
 	}}}
 	b.Reset()
-	Write(&b, "table", recs)
+	wide(&b, recs)
 	out := b.String()
 	// The GPU columns are the means of the two GPUs: utilisation 85,
 	// memory controller 60, 350 W; 4 tokens per joule is 0.25 J/token.
@@ -108,7 +109,7 @@ func TestUnvouchedFiguresAreMarked(t *testing.T) {
 	recs[0].CITarget, recs[0].CITargetMet, recs[0].Reps, recs[0].CI95Ts = 0.02, &met, 20, 61.7
 	recs[1].Noise = &gpu.Noise{OtherCPUPct: 180, Warnings: []string{"other processes used 180% CPU (of one core) during this test"}}
 	var b bytes.Buffer
-	if err := Write(&b, "table", recs); err != nil {
+	if err := wide(&b, recs); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -119,8 +120,32 @@ func TestUnvouchedFiguresAreMarked(t *testing.T) {
 	}
 	recs[0].CITargetMet, recs[1].Noise = nil, &gpu.Noise{Quiet: true}
 	b.Reset()
-	Write(&b, "table", recs)
+	wide(&b, recs)
 	if strings.Contains(b.String(), "(!)") {
 		t.Errorf("vouched-for figures marked:\n%s", b.String())
 	}
+}
+
+// The JSON array is written item by item, byte for byte as one
+// json.MarshalIndent of the whole would write it.
+func TestJSONArrayStreamed(t *testing.T) {
+	recs := []record.Record{{Test: "pp8", Result: record.Result{AvgTs: 1, SamplesTs: []float64{1, 2}}}, {Test: "tg<8>", Result: record.Result{AvgTs: 2}}}
+	for _, items := range [][]record.Record{recs, recs[:1], nil} {
+		var got bytes.Buffer
+		if err := writeJSON(&got, false, items); err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.Encode(append([]record.Record{}, items...))
+		if got.String() != want.String() {
+			t.Errorf("%d items:\n%s\nwant\n%s", len(items), got.String(), want.String())
+		}
+	}
+}
+
+// wide is the table with every column, as --wide writes it.
+func wide(w io.Writer, recs []record.Record) error {
+	return WriteWith(w, "table", recs, Options{Wide: true})
 }

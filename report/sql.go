@@ -11,16 +11,25 @@ import (
 	"github.com/tokbench/tokbench/record"
 )
 
-// sqlFields are llama-bench's SQL columns (-o sql), in its order and with
-// its types, so that `tokbench ... -o sql | sqlite3 llama-bench.sqlite`
-// makes a database llama.cpp's compare-llama-bench.py reads; then three
-// of tokbench's own. Values tokbench has no notion of (embeddings,
+// LlamaBenchFields are llama-bench's fields, in its order and with the
+// types of compare-llama-bench.py's database (LLAMA_BENCH_DB_FIELDS and
+// _TYPES), which -o sql, csv, json and jsonl all carry, so that llama.cpp's
+// tools read every one of them. Settings tokbench keeps off (embeddings,
 // no_op_offload, fit_target, fit_min_ctx) are written as llama-bench
-// writes them when off.
-var sqlFields = []struct {
+// writes them off. flash_attn is -1 (auto), 0 or 1, as llama.cpp's
+// setting is; the database's column is an integer.
+var LlamaBenchFields = sqlFields[:len(sqlFields)-3]
+
+type sqlField struct {
 	name, typ string
 	value     func(r *record.Record) any
-}{
+}
+
+// Name is the field's name.
+func (f sqlField) Name() string { return f.name }
+
+// sqlFields are LlamaBenchFields, then three of tokbench's own.
+var sqlFields = []sqlField{
 	{"build_commit", "TEXT", func(r *record.Record) any { return r.BuildCommit }},
 	{"build_number", "INTEGER", func(r *record.Record) any { return r.BuildNumber }},
 	{"cpu_info", "TEXT", func(r *record.Record) any { return r.CPUInfo }},
@@ -46,8 +55,8 @@ var sqlFields = []struct {
 	{"tensor_split", "TEXT", func(r *record.Record) any { return cmp.Or(r.TensorSplit, "0.00") }},
 	{"tensor_buft_overrides", "TEXT", func(r *record.Record) any { return cmp.Or(r.TensorOverrides, "none") }},
 	{"use_mmap", "INTEGER", func(r *record.Record) any { return r.UseMmap }},
-	{"embeddings", "INTEGER", func(r *record.Record) any { return false }},
-	{"no_op_offload", "INTEGER", func(r *record.Record) any { return 0 }},
+	{"embeddings", "INTEGER", func(r *record.Record) any { return r.Embeddings }},
+	{"no_op_offload", "INTEGER", func(r *record.Record) any { return r.NoOpOffload }},
 	{"n_prompt", "INTEGER", func(r *record.Record) any { return r.NPrompt }},
 	{"n_gen", "INTEGER", func(r *record.Record) any { return r.NGen }},
 	{"n_depth", "INTEGER", func(r *record.Record) any { return r.NDepth }},
@@ -57,8 +66,8 @@ var sqlFields = []struct {
 	{"avg_ts", "REAL", func(r *record.Record) any { return r.AvgTs }},
 	{"stddev_ts", "REAL", func(r *record.Record) any { return r.StddevTs }},
 	{"n_cpu_moe", "INTEGER", func(r *record.Record) any { return r.NCPUMoE }},
-	{"fit_target", "INTEGER", func(r *record.Record) any { return 0 }},
-	{"fit_min_ctx", "INTEGER", func(r *record.Record) any { return 0 }},
+	{"fit_target", "INTEGER", func(r *record.Record) any { return r.FitTarget }},
+	{"fit_min_ctx", "INTEGER", func(r *record.Record) any { return r.FitMinCtx }},
 	// tokbench's: a test of several sequences has n_parallel > 1 (its
 	// avg_ts counts all of them), and the test's name says so.
 	{"n_parallel", "INTEGER", func(r *record.Record) any { return max(r.NParallel, 1) }},

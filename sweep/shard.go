@@ -130,7 +130,7 @@ func plannedInfo(r ModelRef) (modelInfo, error) {
 // how a run goes: --out, --resume, --shard ...).
 var SpecFlags = []string{"model", "synth", "types", "quantize-from", "n-prompt", "n-gen", "n-depth", "parallel", "batch-size",
 	"ubatch-size", "threads", "n-gpu-layers", "flash-attn", "cache-type-k", "cache-type-v", "sampling", "split-mode", "main-gpu",
-	"no-mmap", "repetitions", "target-ci", "max-reps", "drop-outliers", "no-warmup", "no-kernels", "timeout", "seed", "filter",
+	"no-mmap", "mmap", "repetitions", "target-ci", "max-reps", "drop-outliers", "no-warmup", "no-kernels", "timeout", "seed", "filter",
 	"quality", "quality-text", "quality-tokens", "quality-ctx", "quality-top-k", "quality-cache-tail",
 	"n-cpu-moe", "poll", "override-tensor", "tensor-split", "device", "no-kv-offload", "cpu-mask", "cpu-strict", "prio", "delay", "pg"}
 

@@ -350,10 +350,21 @@ func slicesAny(xs []int, f func(int) bool) bool {
 	return false
 }
 
-// Points is the grid: every model times every combination of the axes,
-// one point per test (pp for each n_prompt > 0, tg for each n_gen > 0 and
-// sampling), less what the filters drop; in the order Order gives.
+// Points is the grid in the order a sweep measures it (point.Order: each
+// model loaded once, each context made once); Tests says what it holds.
 func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
+	tests, dropped, err := s.Tests(models)
+	return point.Order(tests), dropped, err
+}
+
+// Tests is the grid: every model times every combination of the axes,
+// one point per test (pp for each n_prompt > 0, tg for each n_gen > 0 and
+// sampling, a pp+tg for pg), less what the filters drop, and how many they
+// dropped; in llama-bench's order: its loops nest model, GPU layers, CPU
+// MoE layers, batch, ubatch, K and V cache types, flash attention,
+// threads, depth and poll (then tokbench's parallel sequences), and each
+// combination runs its pp tests, then its tg tests, then its pg test.
+func (s *Spec) Tests(models []ModelRef) ([]point.Point, int, error) {
 	var filters []Filter
 	for _, f := range s.Filter.Values {
 		flt, err := ParseFilter(f)
@@ -376,19 +387,19 @@ func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 		p.Model, p.ModelID, p.Quant = m.Path, m.ID, m.Type
 		grid = append(grid, p)
 	}
-	grid = expand(grid, s.Parallel.Values, func(p *point.Point, v int) { p.Parallel = v })
+	grid = expand(grid, s.NGPULayers.Values, func(p *point.Point, v int) { p.NGPULayers = v })
+	grid = expand(grid, s.NCPUMoE.Values, func(p *point.Point, v int) { p.NCPUMoE = v })
 	grid = expand(grid, s.NBatch.Values, func(p *point.Point, v int) { p.NBatch = v })
 	grid = expand(grid, s.NUBatch.Values, func(p *point.Point, v int) { p.NUBatch = v })
-	grid = expand(grid, s.Threads.Values, func(p *point.Point, v int) { p.Threads = v })
-	grid = expand(grid, s.NGPULayers.Values, func(p *point.Point, v int) { p.NGPULayers = v })
-	grid = expand(grid, s.FlashAttn.Values, func(p *point.Point, v string) { p.FlashAttn, _ = point.ParseFlashAttn(v) })
 	grid = expand(grid, s.TypeK.Values, func(p *point.Point, v string) { p.TypeK = v })
 	grid = expand(grid, s.TypeV.Values, func(p *point.Point, v string) { p.TypeV = v })
+	grid = expand(grid, s.FlashAttn.Values, func(p *point.Point, v string) { p.FlashAttn, _ = point.ParseFlashAttn(v) })
+	grid = expand(grid, s.Threads.Values, func(p *point.Point, v int) { p.Threads = v })
 	grid = expand(grid, s.NDepth.Values, func(p *point.Point, v int) { p.NDepth = v })
-	grid = expand(grid, s.NCPUMoE.Values, func(p *point.Point, v int) { p.NCPUMoE = v })
 	if len(s.Poll.Values) > 0 {
 		grid = expand(grid, s.Poll.Values, func(p *point.Point, v int) { p.Poll = pollOf(v) })
 	}
+	grid = expand(grid, s.Parallel.Values, func(p *point.Point, v int) { p.Parallel = v })
 
 	seen := map[point.Key]bool{}
 	var out []point.Point
@@ -432,7 +443,7 @@ func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 			return nil, 0, err
 		}
 	}
-	return point.Order(out), dropped, nil
+	return out, dropped, nil
 }
 
 // DefaultMaxPoints is the largest grid a sweep lays out unless told:
@@ -485,8 +496,8 @@ func expand[T any](grid []point.Point, vals []T, set func(*point.Point, T)) []po
 	return next
 }
 
-// Grid names the spec's models and lays out its points with how many the
-// filters dropped (a grid the filters emptied is the user's error); with a
+// Grid names the spec's models and lays out its points (in Tests' order)
+// with how many the filters dropped (a grid the filters emptied is the user's error); with a
 // shard (Count > 0), keeps that shard's share of the points (Partition)
 // and its models; then makes the models kept that are not made yet (log
 // says what is made).
@@ -495,7 +506,7 @@ func (s *Spec) Grid(cacheDir string, log io.Writer, check func(path string) erro
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	points, dropped, err := s.Points(refs)
+	points, dropped, err := s.Tests(refs)
 	if err == nil && len(points) == 0 {
 		err = point.Inputf("the filters dropped all %d points", dropped)
 	}

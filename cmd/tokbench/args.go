@@ -25,6 +25,10 @@ func flagsFirst(app *cli.App, args []string) []string {
 		case a == "--":
 			positional = append(positional, args[j+1:]...)
 			j = len(args)
+		case strings.HasPrefix(a, "-") && a != "-" && !strings.Contains(a, "=") && isBool(cmd.Flags, a) && j+1 < len(args) && isBoolValue(args[j+1]):
+			// llama-bench's switches take a value: -nkvo 1, --cpu-strict 0.
+			flags = append(flags, a+"="+args[j+1])
+			j++
 		case strings.HasPrefix(a, "-") && a != "-":
 			flags = append(flags, a)
 			if !strings.Contains(a, "=") && !isBool(cmd.Flags, a) && j+1 < len(args) {
@@ -85,3 +89,5 @@ func isBool(flags []cli.Flag, arg string) bool {
 	}
 	return false
 }
+
+func isBoolValue(s string) bool { return s == "0" || s == "1" || s == "true" || s == "false" }

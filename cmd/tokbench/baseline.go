@@ -69,7 +69,12 @@ func readBaselineInputs(c *cli.Context) (*baselineInputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		in.recs, in.blocks = append(in.recs, record.Final(rs)...), append(in.blocks, qs...)
+		if rs = record.Final(rs); in.recs == nil {
+			in.recs = rs // one file's records are not copied
+		} else {
+			in.recs = append(in.recs, rs...)
+		}
+		in.blocks = append(in.blocks, qs...)
 	}
 	return in, nil
 }
@@ -96,11 +101,30 @@ func (in *baselineInputs) byClass() []*baselineInputs {
 		}
 		return at[class]
 	}
-	for _, r := range in.recs {
-		if r.OK() {
-			g := get(r.Class())
-			g.recs = append(g.recs, r)
+	// Each group's records are gathered in a slice of its size, or are
+	// the inputs' own slice when one class has them all: records are
+	// large, and a million of them must not be copied more than once.
+	classes := make([]string, len(in.recs))
+	count := map[string]int{}
+	for i := range in.recs {
+		if in.recs[i].OK() {
+			classes[i] = in.recs[i].Class()
+			count[classes[i]]++
 		}
+	}
+	for i := range in.recs {
+		if !in.recs[i].OK() {
+			continue
+		}
+		g, c := get(classes[i]), classes[i]
+		if count[c] == len(in.recs) {
+			g.recs = in.recs
+			break
+		}
+		if g.recs == nil {
+			g.recs = make([]record.Record, 0, count[c])
+		}
+		g.recs = append(g.recs, in.recs[i])
 	}
 	for _, q := range in.blocks {
 		g := get(q.Class())

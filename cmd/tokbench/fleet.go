@@ -137,7 +137,7 @@ func doMerge(c *cli.Context) error {
 		}
 		in, err := fleet.Read(p)
 		if err != nil {
-			return usageErr(err)
+			return err // an unusable file: exit 1, as in report and baseline
 		}
 		if in.Torn {
 			fmt.Fprintf(os.Stderr, "%s: ignoring a torn last line\n", p)

@@ -106,7 +106,6 @@ func TestFleetShardsMerge(t *testing.T) {
 		{[]string{"fleet", "slurm", "--spec", spec, "--shards", "0"}, "--shards N"},
 		{[]string{"fleet", "slurm", "--shards", "2"}, "--spec"},
 		{[]string{"merge", files[0]}, "--out"},
-		{[]string{"merge", "--out", merged, filepath.Join(dir, "none.jsonl")}, "no such file"},
 		{[]string{"sweep", "--spec", spec, "--shard", "4/4"}, "0 <= I < N"},
 		{[]string{"sweep", "--spec", spec, "--shard", "auto"}, "JOB_COMPLETION_INDEX"},
 		{[]string{"sweep", "--spec", spec, "--shard", "0/2", "--quality"}, "tokbench quality after the merge"},

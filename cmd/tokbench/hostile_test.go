@@ -226,6 +226,39 @@ func TestOddModelNames(t *testing.T) {
 	}
 }
 
+// A corrupt results file is an unusable file, exit 1, in every command
+// that reads one (a complete garbage line is corruption, not a torn one);
+// a --reference that names no class of the file is bad input, exit 2.
+func TestCorruptFileOneExitCode(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.jsonl")
+	if r := tokbench(t, "sweep", "-m", tinyModel(t), "-p", "8", "-n", "0", "-r", "1", "--no-telemetry", "--out", good); r.code != 0 {
+		t.Fatalf("sweep: exit %d: %s", r.code, r.stderr)
+	}
+	data, _ := os.ReadFile(good)
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, append(data, "not a record\n"...), 0o644)
+	for _, args := range [][]string{
+		{"report", bad},
+		{"baseline", "create", bad, "--dir", filepath.Join(dir, "b")},
+		{"baseline", "compare", bad, "--dir", filepath.Join(dir, "b")},
+		{"merge", bad, "--out", filepath.Join(dir, "m.jsonl")},
+		{"sweep", "-m", tinyModel(t), "-p", "8", "-n", "0", "-r", "1", "--no-telemetry", "--out", bad, "--resume"},
+	} {
+		if r := tokbench(t, args...); r.code != 1 || !strings.Contains(r.stderr, "line 2") {
+			t.Errorf("%v: exit %d: %s", args[0], r.code, r.stderr)
+		}
+	}
+	for _, args := range [][]string{{"merge", "--out", filepath.Join(dir, "m.jsonl"), filepath.Join(dir, "none.jsonl")}, {"report", filepath.Join(dir, "none.jsonl")}} {
+		if r := tokbench(t, args...); r.code != 1 || !strings.Contains(r.stderr, "no such file") {
+			t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+	}
+	if r := tokbench(t, "report", good, "--reference", "nope"); r.code != 2 || !strings.Contains(r.stderr, "--reference nope") {
+		t.Errorf("report --reference nope: exit %d: %s", r.code, r.stderr)
+	}
+}
+
 // An unknown command is bad input (exit 2; 3 is a baseline comparison
 // that matched nothing).
 func TestUnknownCommand(t *testing.T) {

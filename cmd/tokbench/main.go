@@ -83,6 +83,9 @@ func newApp() *cli.App {
 		Name:    "tokbench",
 		Usage:   "benchmark LLM token throughput on llama.cpp (CPU, CUDA, Metal)",
 		Version: version,
+		// Lists are split by tokbench (sweep.SplitList), which keeps a
+		// comma escaped as \, in a file name.
+		DisableSliceFlagSeparator: true,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "backend-dir", Usage: "folder with GPU backend libraries (libggml-cuda.so ...); default $TOKBENCH_BACKEND_DIR, the binary's folder, ../lib/tokbench"},
 			&cli.BoolFlag{Name: "verbose", Usage: "show llama.cpp's log"},

@@ -257,7 +257,7 @@ func TestBadInput(t *testing.T) {
 		{"corrupt header", []string{"run", "-m", badCount}, 1, "corrupt"},
 		{"no model", []string{"run"}, 2, "no model"},
 		{"nothing to measure", []string{"run", "-m", model, "-p", "0", "-n", "0"}, 2, "nothing to measure"},
-		{"negative tokens", []string{"run", "-m", model, "-n", "-5"}, 2, "negative"},
+		{"negative tokens", []string{"run", "-m", model, "-n", "-5"}, 2, "--n-gen: -5 is out of range"},
 		{"zero reps", []string{"run", "-m", model, "-r", "0"}, 2, "repetitions"},
 		{"zero threads", []string{"run", "-m", model, "-t", "0"}, 2, "threads"},
 		{"beyond trained ctx", []string{"run", "-m", model, "-p", "8192"}, 2, "trained for 4096"},
@@ -285,12 +285,13 @@ func TestBadInput(t *testing.T) {
 
 func TestInterruptKeepsFinishedTests(t *testing.T) {
 	model := tinyModel(t)
-	// A short tg, then a pp long enough to be interrupted in.
-	cmd := exec.Command(binPath, "run", "-m", model, "-p", "4000", "-n", "16", "-r", "3", "-o", "jsonl")
+	// A short pp, then a tg long enough to be interrupted in.
+	cmd := exec.Command(binPath, "run", "-m", model, "-p", "16", "-n", "2000", "-r", "20", "-o", "jsonl")
 	var out, errb bytes.Buffer
 	cmd.Stdout = &out
-	// tg runs first; interrupt once it is reported done, in the middle of pp.
-	stderr := startUntil(t, cmd, &errb, func(line string) bool { return strings.HasPrefix(line, "tg16:") })
+	// pp runs first (llama-bench's order); interrupt once it is reported
+	// done, in the middle of tg.
+	stderr := startUntil(t, cmd, &errb, func(line string) bool { return strings.HasPrefix(line, "pp16:") })
 	time.Sleep(200 * time.Millisecond)
 	interrupt(t, cmd, stderr, &errb)
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
@@ -300,8 +301,8 @@ func TestInterruptKeepsFinishedTests(t *testing.T) {
 		t.Errorf("stderr %q does not say it was interrupted", errb.String())
 	}
 	var rec map[string]any
-	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &rec); err != nil || rec["n_gen"] != 16.0 {
-		t.Errorf("the finished tg test was not printed: %v %q", err, out.String())
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &rec); err != nil || rec["n_prompt"] != 16.0 {
+		t.Errorf("the finished pp test was not printed: %v %q", err, out.String())
 	}
 }
 

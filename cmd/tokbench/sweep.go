@@ -27,48 +27,13 @@ func sweepCommand() *cli.Command {
 		UsageText: "tokbench sweep -m a.gguf,b.gguf -p 512 -n 128 -d 0,1024,4096 --parallel 1,4 --out results.jsonl\n" +
 			"   tokbench sweep --quantize-from model-f16.gguf --types q8_0,q4_k_m -d 0-4096*2 --out results.jsonl\n" +
 			"   tokbench sweep --spec examples/sweep.yaml --dry-run",
-		Flags: append([]cli.Flag{
+		Flags: append(append(append(testFlags(),
 			&cli.StringFlag{Name: "spec", Usage: "YAML sweep spec (examples/sweep.yaml); flags given too override its keys"},
-			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "models, comma-separated"},
-			&cli.StringFlag{Name: "synth", Usage: "synthetic presets, comma-separated (made once in the cache)"},
-			&cli.StringFlag{Name: "types", Usage: "quantizations for --synth and --quantize-from, comma-separated"},
+			listFlag("synth", nil, "synthetic presets (made once in the cache)"),
+			listFlag("types", nil, "quantizations for --synth and --quantize-from"),
 			&cli.StringFlag{Name: "quantize-from", Usage: "F16/BF16/F32 model to quantize to each of --types (cached by file hash and type)"},
-			&cli.StringFlag{Name: "n-prompt", Aliases: []string{"p"}, Usage: "pp test sizes: list and ranges (512,1024  0-4096*2  1-8+1); default 512"},
-			&cli.StringFlag{Name: "n-gen", Aliases: []string{"n"}, Usage: "tg test sizes; default 128"},
-			&cli.StringFlag{Name: "n-depth", Aliases: []string{"d"}, Usage: "KV cache depths; default 0"},
-			&cli.StringFlag{Name: "parallel", Aliases: []string{"np"}, Usage: "parallel sequences; default 1"},
-			&cli.StringFlag{Name: "batch-size", Aliases: []string{"b"}, Usage: "logical batch sizes; default 2048"},
-			&cli.StringFlag{Name: "ubatch-size", Aliases: []string{"ub"}, Usage: "physical batch sizes; default 512"},
-			&cli.StringFlag{Name: "threads", Aliases: []string{"t"}, Usage: "thread counts; default physical cores"},
-			&cli.StringFlag{Name: "n-gpu-layers", Aliases: []string{"ngl"}, Usage: "GPU layer counts; default -1 (all)"},
-			&cli.StringFlag{Name: "flash-attn", Aliases: []string{"fa"}, Usage: "on, off, auto (list); default auto"},
-			&cli.StringFlag{Name: "cache-type-k", Aliases: []string{"ctk"}, Usage: "K cache types (list); default f16"},
-			&cli.StringFlag{Name: "cache-type-v", Aliases: []string{"ctv"}, Usage: "V cache types (list); default f16"},
-			&cli.StringFlag{Name: "sampling", Usage: "off, greedy, typical (list) for tg points; default off"},
-			&cli.StringFlag{Name: "split-mode", Aliases: []string{"sm"}, Usage: "none, layer, row; default layer"},
-			&cli.IntFlag{Name: "main-gpu", Aliases: []string{"mg"}, Usage: "GPU for split-mode none"},
-			&cli.BoolFlag{Name: "no-mmap", Usage: "read models instead of mapping them"},
-			&cli.StringFlag{Name: "repetitions", Aliases: []string{"r"}, Usage: "timed repetitions per point, or auto (the default): until the mean is within --target-ci"},
-			&cli.Float64Flag{Name: "target-ci", Value: 100 * point.DefaultTargetCI, Usage: "-r auto: the 95% CI half-width of the mean t/s to reach, percent of the mean"},
-			&cli.IntFlag{Name: "max-reps", Value: point.DefaultMaxReps, Usage: "-r auto: at most this many repetitions"},
 			&cli.IntFlag{Name: "max-points", Value: sweep.DefaultMaxPoints, Usage: "refuse a grid of more points than this"},
-			&cli.BoolFlag{Name: "drop-outliers", Usage: "leave repetitions beyond 3 robust sigmas of the median out of the figures (they are reported either way)"},
-			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the warm-up of each new context"},
-			&cli.BoolFlag{Name: "no-kernels", Usage: "do not time each step's ops alone (no hardware/kernel/software split in the roofline)"},
-			&cli.DurationFlag{Name: "timeout", Usage: "time limit per point; default 10m"},
-			&cli.Uint64Flag{Name: "seed", Usage: "seed of random tokens and synthetic weights; default 42"},
 			&cli.StringSliceFlag{Name: "filter", Usage: "drop the points matching, e.g. 'n_depth>=4096 && parallel>4' (repeatable)"},
-			&cli.StringFlag{Name: "n-cpu-moe", Aliases: []string{"ncmoe"}, Usage: "layers whose MoE experts stay on the CPU (list); default 0"},
-			&cli.StringFlag{Name: "poll", Usage: "thread pool busy-wait levels 0-100, -1 for no pool (list); default 50"},
-			&cli.StringFlag{Name: "override-tensor", Aliases: []string{"ot"}, Usage: "PATTERN=BUFFER_TYPE;... for every point (as run)"},
-			&cli.StringFlag{Name: "tensor-split", Aliases: []string{"ts"}, Usage: "each device's share of the layers, e.g. 3/1"},
-			&cli.StringFlag{Name: "device", Aliases: []string{"dev"}, Usage: "GPU devices to use (CUDA0/CUDA1), or none"},
-			&cli.BoolFlag{Name: "no-kv-offload", Aliases: []string{"nkvo"}, Usage: "keep the KV cache and attention on the CPU"},
-			&cli.StringFlag{Name: "cpu-mask", Aliases: []string{"C"}, Usage: "hex mask of the CPUs the threads may use"},
-			&cli.BoolFlag{Name: "cpu-strict", Usage: "pin each thread to one CPU of --cpu-mask"},
-			&cli.IntFlag{Name: "prio", Usage: "thread priority: -1 low, 0 normal, 1 medium, 2 high, 3 realtime"},
-			&cli.StringFlag{Name: "delay", Usage: "pause before each point (seconds, or a duration)"},
-			&cli.StringFlag{Name: "pg", Usage: "also a pp+tg test per point, e.g. 512,128"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (points, memory, estimated time) and stop; with --shards N and no --shard, the partition"},
 			&cli.StringFlag{Name: "shard", Usage: "measure only this share of the points, I/N (I from 0), or auto: from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX (with --shards)"},
 			&cli.IntFlag{Name: "shards", Usage: "how many shards (--shard auto on Kubernetes; --dry-run prints the partition)"},
@@ -82,7 +47,7 @@ func sweepCommand() *cli.Command {
 			&cli.Float64Flag{Name: "drift-threshold", Value: 10, Usage: "flag a decode rate that falls by more than this percent from the first to the last quarter of a point's steps (0: off)"},
 			&cli.StringFlag{Name: "events", Usage: "write anomaly events (slog JSON lines) to this file instead of stderr"},
 			&cli.StringFlag{Name: "test-fault", Hidden: true, Usage: "abort the worker at the point whose key contains this (tests)"},
-		}, append(telemetryFlags(), qualityFlags(true)...)...),
+		), telemetryFlags()...), qualityFlags(true)...),
 		Action: doSweep,
 	}
 }
@@ -103,10 +68,10 @@ func specFromFlags(c *cli.Context) (*sweep.Spec, string, error) {
 	var given []string
 	for _, name := range sweep.SpecFlags {
 		if c.IsSet(name) {
-			given = append(given, name+"="+fmt.Sprint(c.Value(name)))
+			given = append(given, name+"="+flagText(c, name))
 		}
 	}
-	s, err := specFlags(c, s)
+	s, err := specWith(c, s)
 	return s, sweep.GivenHash(file, given), err
 }
 
@@ -125,6 +90,7 @@ func specFlags(c *cli.Context, s *sweep.Spec) (*sweep.Spec, error) {
 	set("split-mode", func() { s.SplitMode = c.String("split-mode") })
 	set("main-gpu", func() { s.MainGPU = c.Int("main-gpu") })
 	set("no-mmap", func() { s.Mmap = !c.Bool("no-mmap") })
+	set("mmap", func() { s.Mmap = c.Bool("mmap") })
 	set("target-ci", func() { s.TargetCI = c.Float64("target-ci") })
 	set("max-reps", func() { s.MaxReps = c.Int("max-reps") })
 	set("max-points", func() { s.MaxPoints = c.Int("max-points") })
@@ -172,7 +138,7 @@ func axesFromFlags(c *cli.Context, s *sweep.Spec) error {
 		"n-cpu-moe": &s.NCPUMoE, "poll": &s.Poll}
 	for name, ax := range ints {
 		if c.IsSet(name) {
-			v, err := sweep.ParseInts(c.String(name))
+			v, err := sweep.ParseInts(list(c, name))
 			if err != nil {
 				return usagef("--%s: %v", name, err)
 			}
@@ -183,11 +149,11 @@ func axesFromFlags(c *cli.Context, s *sweep.Spec) error {
 		"cache-type-k": &s.TypeK, "cache-type-v": &s.TypeV, "sampling": &s.Sampling}
 	for name, ax := range strs {
 		if c.IsSet(name) {
-			*ax = sweep.Strs(splitList(c.String(name))...)
+			*ax = sweep.Strs(splitList(list(c, name))...)
 		}
 	}
 	if c.IsSet("model") {
-		s.Models = sweep.Strs(modelList(c.String("model"))...)
+		s.Models = sweep.Strs(models(c)...)
 	}
 	return nil
 }
@@ -234,6 +200,7 @@ func doSweep(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	points = point.Order(points) // each model loaded once, each context made once
 	if c.Context.Err() != nil {
 		return fmt.Errorf("%w while planning: nothing was measured", errInterrupted)
 	}

@@ -40,7 +40,9 @@ func startSampling(c *cli.Context) (s *telemetry.Sampler, stop func() error, err
 		return nil, none, err
 	}
 	s, note, err := telemetry.Start(rate)
-	if note != "" {
+	// Said on every run of a machine without NVML: only when asked
+	// (devices and doctor say it always).
+	if note != "" && c.Bool("verbose") {
 		fmt.Fprintln(os.Stderr, note+"; sampling the host only")
 	}
 	if err != nil {

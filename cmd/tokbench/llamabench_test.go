@@ -1,0 +1,211 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tokbench/tokbench/report"
+)
+
+// Every example of llama-bench's README runs under tokbench run, with
+// the tests of every combination, in llama-bench's order (sizes made
+// small for the tiny model).
+func TestLlamaBenchCommandLines(t *testing.T) {
+	m := tinyModel(t)
+	other := filepath.Join(t.TempDir(), "other.gguf")
+	if r := tokbench(t, "synth", "--preset", "tiny", "--type", "q8_0", "--out", other); r.code != 0 {
+		t.Fatalf("synth: %s", r.stderr)
+	}
+	for _, c := range []struct {
+		args  []string
+		tests []string // test names, in order
+	}{
+		{[]string{"-m", m, "-m", other, "-p", "0", "-n", "8,16"}, []string{"tg8", "tg16", "tg8", "tg16"}},
+		{[]string{"-m", m, "-n", "0", "-p", "64", "-b", "16,32"}, []string{"pp64", "pp64"}},
+		{[]string{"-m", m, "-n", "0", "-n", "4", "-p", "16", "-t", "1,2"}, []string{"pp16", "tg4", "pp16", "tg4"}},
+		{[]string{"-m", m, "-p", "16", "-n", "4", "-ngl", "10,20"}, []string{"pp16", "tg4", "pp16", "tg4"}},
+		{[]string{"-m", m, "-p", "16", "-n", "4", "-d", "0,32"}, []string{"pp16", "tg4", "pp16@d32", "tg4@d32"}},
+		{[]string{"-m", m, "-p", "8-32*2", "-n", "0"}, []string{"pp8", "pp16", "pp32"}},
+		{[]string{"-m", m, "-p", "16", "-n", "4", "-nkvo", "1", "--cpu-strict", "0", "-mmp", "0"}, []string{"pp16", "tg4"}},
+	} {
+		r := tokbench(t, append(append([]string{"run"}, c.args...), "-r", "1", "--no-kernels", "--no-probe", "-o", "json")...)
+		var recs []struct {
+			Test     string `json:"test"`
+			Model    string `json:"model_filename"`
+			NBatch   int    `json:"n_batch"`
+			Threads  int    `json:"n_threads"`
+			NGL      int    `json:"n_gpu_layers"`
+			NoKV     bool   `json:"no_kv_offload"`
+			UseMmap  bool   `json:"use_mmap"`
+			NPrompt  int    `json:"n_prompt"`
+			Backends string `json:"backends"`
+		}
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &recs) != nil {
+			t.Errorf("%v: exit %d: %s", c.args, r.code, r.stderr)
+			continue
+		}
+		var tests []string
+		for _, rec := range recs {
+			tests = append(tests, rec.Test)
+		}
+		if !slices.Equal(tests, c.tests) {
+			t.Errorf("%v: tests %v, want %v", c.args, tests, c.tests)
+		}
+		switch c.args[2] {
+		case "-m":
+			if filepath.Base(recs[0].Model) == filepath.Base(recs[2].Model) {
+				t.Errorf("two models: %s, %s", recs[0].Model, recs[2].Model)
+			}
+		}
+		if slices.Contains(c.args, "-b") && (recs[0].NBatch != 16 || recs[1].NBatch != 32) {
+			t.Errorf("-b 16,32: n_batch %d, %d", recs[0].NBatch, recs[1].NBatch)
+		}
+		if slices.Contains(c.args, "-t") && (recs[0].Threads != 1 || recs[2].Threads != 2) {
+			t.Errorf("-t 1,2: threads %d, %d", recs[0].Threads, recs[2].Threads)
+		}
+		if slices.Contains(c.args, "-ngl") && (recs[0].NGL != 10 || recs[2].NGL != 20) {
+			t.Errorf("-ngl 10,20: %d, %d", recs[0].NGL, recs[2].NGL)
+		}
+		if slices.Contains(c.args, "-nkvo") && (!recs[0].NoKV || recs[0].UseMmap) {
+			t.Errorf("-nkvo 1 -mmp 0: no_kv_offload %v, use_mmap %v", recs[0].NoKV, recs[0].UseMmap)
+		}
+	}
+	// The default table of a two-test run fits 120 columns.
+	r := tokbench(t, "run", "-m", m, "-p", "16", "-n", "4", "-r", "3", "--no-probe")
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if n := len([]rune(line)); n > 120 {
+			t.Errorf("a line of %d columns:\n%s", n, r.stdout)
+		}
+	}
+	if r.code != 0 || !strings.Contains(r.stdout, "pp16") || !strings.Contains(r.stdout, "t/s") {
+		t.Errorf("table: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// llama-bench's switches tokbench keeps off are refused when on.
+	if r := tokbench(t, "run", "-m", m, "-embd", "1"); r.code != 2 || !strings.Contains(r.stderr, "embeddings") {
+		t.Errorf("-embd 1: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// kinds of llama-bench's fields, from its tools/llama-bench/llama-bench.cpp
+// (test::get_field_type): INT, BOOL and FLOAT, the rest STRING.
+// flash_attn is an integer in tokbench's files (-1 auto, 0, 1: llama.cpp's
+// setting), as compare-llama-bench.py's database column is.
+var (
+	lbInts = []string{"build_number", "n_batch", "n_ubatch", "n_threads", "poll", "model_size", "model_n_params", "n_gpu_layers",
+		"main_gpu", "n_prompt", "n_gen", "n_depth", "avg_ns", "stddev_ns", "no_op_offload", "n_cpu_moe", "fit_target", "fit_min_ctx", "flash_attn"}
+	lbBools  = []string{"no_kv_offload", "cpu_strict", "use_mmap", "embeddings"}
+	lbFloats = []string{"avg_ts", "stddev_ts"}
+)
+
+func lbKind(field string) string {
+	switch {
+	case slices.Contains(lbInts, field):
+		return "int"
+	case slices.Contains(lbBools, field):
+		return "bool"
+	case slices.Contains(lbFloats, field):
+		return "float"
+	}
+	return "string"
+}
+
+// compare-llama-bench.py's fields, in json, jsonl, csv and sql alike, with
+// llama-bench's names and types.
+func TestLlamaBenchFields(t *testing.T) {
+	var want []string
+	for _, f := range report.LlamaBenchFields {
+		want = append(want, f.Name())
+	}
+	// LLAMA_BENCH_DB_FIELDS of llama.cpp's scripts/compare-llama-bench.py.
+	db := []string{"build_commit", "build_number", "cpu_info", "gpu_info", "backends", "model_filename",
+		"model_type", "model_size", "model_n_params", "n_batch", "n_ubatch", "n_threads",
+		"cpu_mask", "cpu_strict", "poll", "type_k", "type_v", "n_gpu_layers",
+		"split_mode", "main_gpu", "no_kv_offload", "flash_attn", "tensor_split", "tensor_buft_overrides",
+		"use_mmap", "embeddings", "no_op_offload", "n_prompt", "n_gen", "n_depth",
+		"test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "n_cpu_moe",
+		"fit_target", "fit_min_ctx"}
+	if !slices.Equal(want, db) {
+		t.Fatalf("llama-bench fields %v\nwant %v", want, db)
+	}
+	file := goodResults(t)
+	for _, format := range []string{"json", "jsonl"} {
+		r := tokbench(t, "report", file, "-o", format)
+		var recs []map[string]any
+		if format == "json" {
+			json.Unmarshal([]byte(r.stdout), &recs)
+		} else {
+			for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+				var m map[string]any
+				json.Unmarshal([]byte(line), &m)
+				recs = append(recs, m)
+			}
+		}
+		if r.code != 0 || len(recs) == 0 {
+			t.Fatalf("%s: exit %d: %s", format, r.code, r.stderr)
+		}
+		for _, f := range db {
+			v, ok := recs[0][f]
+			if !ok {
+				t.Errorf("%s: no %s", format, f)
+				continue
+			}
+			var got string
+			switch x := v.(type) {
+			case string:
+				got = "string"
+			case bool:
+				got = "bool"
+			case float64:
+				got = "float"
+				if x == math.Trunc(x) && lbKind(f) == "int" {
+					got = "int"
+				}
+			}
+			if got != lbKind(f) {
+				t.Errorf("%s: %s is %T (%v), want %s", format, f, v, v, lbKind(f))
+			}
+		}
+	}
+	r := tokbench(t, "report", file, "-o", "csv")
+	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("csv: %v\n%s", err, r.stdout)
+	}
+	for i, f := range db {
+		if rows[0][i] != f {
+			t.Fatalf("csv column %d is %s, want %s", i, rows[0][i], f)
+		}
+		v := rows[1][i]
+		var bad bool
+		switch lbKind(f) {
+		case "int":
+			_, err := strconv.ParseInt(v, 10, 64)
+			bad = err != nil
+		case "bool":
+			bad = v != "0" && v != "1"
+		case "float":
+			_, err := strconv.ParseFloat(v, 64)
+			bad = err != nil
+		}
+		if bad {
+			t.Errorf("csv: %s = %q is not a %s", f, v, lbKind(f))
+		}
+	}
+	r = tokbench(t, "report", file, "-o", "sql")
+	for _, f := range db {
+		typ := map[string]string{"int": "INTEGER", "bool": "INTEGER", "float": "REAL", "string": "TEXT"}[lbKind(f)]
+		if !strings.Contains(r.stdout, fmt.Sprintf("  %s %s", f, typ)) {
+			t.Errorf("sql: no column %s %s", f, typ)
+		}
+	}
+	if !strings.Contains(r.stdout, "INSERT INTO llama_bench ("+strings.Join(db, ", ")) {
+		t.Errorf("sql: the insert does not start with llama-bench's columns:\n%s", r.stdout)
+	}
+}

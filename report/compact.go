@@ -1,0 +1,279 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tokbench/tokbench/record"
+)
+
+// Options say how records are written.
+type Options struct {
+	// Wide gives the tables every column (CI, latencies, the step's
+	// split, GPU figures) and a line per test below them.
+	Wide bool
+	// TagParallel names tests of several sequences in model_type ("np
+	// 4") in llama-bench's files, so that compare-llama-bench.py, which
+	// does not key on n_parallel, keeps them apart.
+	TagParallel bool
+}
+
+// WriteWith writes records in a format with options.
+func WriteWith(w io.Writer, format string, recs []record.Record, o Options) error {
+	if o.TagParallel {
+		recs = slices.Clone(recs)
+		for i := range recs {
+			if recs[i].NParallel > 1 {
+				recs[i].ModelType += fmt.Sprintf(" np %d", recs[i].NParallel)
+			}
+		}
+	}
+	switch {
+	case format == "table" && !o.Wide:
+		return Compact(w, recs, false)
+	case format == "md" && !o.Wide:
+		return Compact(w, recs, true)
+	}
+	return write(w, format, recs)
+}
+
+// ParallelNote says, for a file in llama-bench's formats that holds tests
+// of several sequences, that compare-llama-bench.py would average them
+// with the others ("" when there is nothing to say).
+func ParallelNote(format string, recs []record.Record, o Options) string {
+	if o.TagParallel || !slices.Contains([]string{"json", "jsonl", "csv", "sql"}, format) {
+		return ""
+	}
+	n := 0
+	for i := range recs {
+		if recs[i].NParallel > 1 {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("note: %d test(s) decode several sequences (n_parallel > 1); compare-llama-bench.py does not key on n_parallel and averages them with the other tests of the same settings: --tag-parallel names them in model_type", n)
+}
+
+// param is a setting shown as a column of the compact table when it
+// varies between the records or is not its default, as llama-bench shows
+// its parameters.
+type param struct {
+	head  string
+	def   string // "" : shown only when it varies
+	value func(r *record.Record) string
+}
+
+var settings = []param{
+	{"n_batch", "2048", func(r *record.Record) string { return strconv.Itoa(r.NBatch) }},
+	{"n_ubatch", "512", func(r *record.Record) string { return strconv.Itoa(r.NUBatch) }},
+	{"type_k", "f16", func(r *record.Record) string { return r.TypeK }},
+	{"type_v", "f16", func(r *record.Record) string { return r.TypeV }},
+	{"fa", "auto", func(r *record.Record) string { return [...]string{"auto", "off", "on"}[r.FlashAttn+1] }},
+	{"ncmoe", "0", func(r *record.Record) string { return strconv.Itoa(r.NCPUMoE) }},
+	{"poll", "50", func(r *record.Record) string { return pollName(r.Poll) }},
+	{"mmap", "1", func(r *record.Record) string { return boolDigit(r.UseMmap) }},
+	{"nkvo", "0", func(r *record.Record) string { return boolDigit(r.NoKVOffload) }},
+	{"cpu_mask", "0x0", func(r *record.Record) string { return cmp.Or(r.CPUMask, "0x0") }},
+	{"ot", "none", func(r *record.Record) string { return cmp.Or(r.TensorOverrides, "none") }},
+	{"ts", "0.00", func(r *record.Record) string { return cmp.Or(r.TensorSplit, "0.00") }},
+	{"np", "1", func(r *record.Record) string { return strconv.Itoa(max(r.NParallel, 1)) }},
+	{"sampling", "none", func(r *record.Record) string { return strings.SplitN(cmp.Or(r.Sampling, "none"), " ", 2)[0] }},
+}
+
+func pollName(p int) string {
+	if p < 0 {
+		return "none"
+	}
+	return strconv.Itoa(p)
+}
+
+func boolDigit(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// tableModel is llama-bench's model_type, or the preset of a synthetic
+// model (whose type says little: "llama ?B Q8_0").
+func tableModel(r *record.Record) string {
+	if strings.HasPrefix(r.ModelID, "synth:") || r.ModelType == "" {
+		return r.Name()
+	}
+	return r.ModelType
+}
+
+// llamaTest is a record's test as llama-bench names it: pp512, tg128,
+// pp512+tg128, with " @ d512" for a depth.
+func llamaTest(r *record.Record) string {
+	t := fmt.Sprintf("tg%d", r.NGen)
+	switch {
+	case r.IsCombined():
+		t = fmt.Sprintf("pp%d+tg%d", r.NPrompt, r.NGen)
+	case r.NGen == 0:
+		t = fmt.Sprintf("pp%d", r.NPrompt)
+	}
+	if r.NDepth > 0 {
+		t += fmt.Sprintf(" @ d%d", r.NDepth)
+	}
+	return t
+}
+
+// compactColumns are llama-bench's columns (model, size, params, backend,
+// ngl or threads), the parameters that vary, the test and t/s, then
+// tokbench's two: the share of the roofline's ceiling and what limits the
+// test.
+func compactColumns(recs []record.Record) []column {
+	cols := []column{
+		{"model", false, tableModel},
+		{"size", true, func(r *record.Record) string { return size(r.ModelSize) }},
+		{"params", true, func(r *record.Record) string { return params(r.ModelParams) }},
+		{"backend", false, func(r *record.Record) string { return r.Backend }},
+	}
+	varies := func(f func(r *record.Record) string, def string) bool {
+		for i := range recs {
+			if v := f(&recs[i]); v != f(&recs[0]) || (def != "" && v != def) {
+				return true
+			}
+		}
+		return false
+	}
+	// Two files of one type are told apart by their names.
+	if varies(func(r *record.Record) string { return filepath.Base(r.ModelFile) }, "") &&
+		!varies(func(r *record.Record) string { return r.ModelType }, "") {
+		cols = append(cols, column{"file", false, func(r *record.Record) string { return filepath.Base(r.ModelFile) }})
+	}
+	cpu := !slices.ContainsFunc(recs, func(r record.Record) bool { return r.Backend != "CPU" })
+	ngl := column{"ngl", true, func(r *record.Record) string { return strconv.Itoa(r.NGPULayers) }}
+	threads := column{"threads", true, func(r *record.Record) string { return strconv.Itoa(r.NThreads) }}
+	// llama-bench's rule: threads on the CPU, GPU layers elsewhere; and
+	// either where it varies.
+	if !cpu || varies(ngl.value, "") {
+		cols = append(cols, ngl)
+	}
+	if cpu || varies(threads.value, "") {
+		cols = append(cols, threads)
+	}
+	for _, p := range settings {
+		if varies(p.value, p.def) {
+			cols = append(cols, column{p.head, true, p.value})
+		}
+	}
+	cols = append(cols,
+		column{"test", true, llamaTest},
+		column{"t/s", true, func(r *record.Record) string {
+			if r.Status != "" && !r.OK() {
+				return strings.ToUpper(string(r.Status))
+			}
+			s := fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs)
+			if imprecise(r) || noisy(r) {
+				s += " (!)"
+			}
+			return s
+		}})
+	if slices.ContainsFunc(recs, func(r record.Record) bool { return r.Roofline != nil }) {
+		cols = append(cols,
+			column{"eff", true, func(r *record.Record) string {
+				if r.Roofline == nil || r.Roofline.CeilingTs == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("%.0f%%", 100*r.Roofline.Efficiency)
+			}},
+			column{"limit", false, func(r *record.Record) string {
+				if r.Roofline == nil {
+					return "-"
+				}
+				return r.Roofline.Verdict
+			}})
+	}
+	return cols
+}
+
+// Compact writes llama-bench's table (md: its markdown), with tokbench's
+// two columns, then a line for each test that needs attention (a
+// failure, a noisy machine, a repetition that drags the mean, a target CI
+// missed) and nothing else: the rest is one flag away (--wide) and in
+// the JSON.
+func Compact(w io.Writer, recs []record.Record, md bool) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	cols := compactColumns(recs)
+	cells := func(r *record.Record) []string {
+		out := make([]string, len(cols))
+		for i, c := range cols {
+			out[i] = c.value(r)
+		}
+		return out
+	}
+	var head []string
+	for _, c := range cols {
+		head = append(head, c.head)
+	}
+	if md {
+		var rule []string
+		for _, c := range cols {
+			rule = append(rule, map[bool]string{true: "---:", false: "---"}[c.right])
+		}
+		fmt.Fprintf(w, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(rule, " | "))
+		for i := range recs {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells(&recs[i]), " | "))
+		}
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+		for i := range recs {
+			fmt.Fprintln(tw, strings.Join(cells(&recs[i]), "\t")+"\t")
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return attention(w, recs)
+}
+
+// noteWidth is how long an attention line may be: one line of a 120
+// column terminal.
+const noteWidth = 119
+
+// attention writes one line per test that needs it, cut to one line.
+func attention(w io.Writer, recs []record.Record) error {
+	first := true
+	for i := range recs {
+		r := &recs[i]
+		var why string
+		switch {
+		case r.Status != "" && !r.OK():
+			why = r.Reason
+		case noisy(r):
+			why = r.Noise.Warnings[0]
+			if n := len(r.Noise.Warnings); n > 1 {
+				why = fmt.Sprintf("%s (and %d more: --wide)", why, n-1)
+			}
+		case imprecise(r):
+			why = fmt.Sprintf("-r auto stopped at ±%.1f%%, short of ±%.1f%%: raise --max-reps", 100*r.CI95Ts/r.AvgTs, 100*r.CITarget)
+		default:
+			continue
+		}
+		if first {
+			fmt.Fprintln(w)
+			first = false
+		}
+		line := fmt.Sprintf("(!) %s %s: %s", tableModel(r), llamaTest(r), strings.ReplaceAll(why, "\n", " "))
+		if n := len([]rune(line)); n > noteWidth {
+			line = string([]rune(line)[:noteWidth-1]) + "…"
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}

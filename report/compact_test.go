@@ -1,0 +1,89 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/roofline"
+)
+
+// compactRecords are a pp and a tg test as run measures them: defaults
+// but for the depth and the batch of the second.
+func compactRecords() []record.Record {
+	base := record.Record{Status: record.StatusOK, Machine: record.Machine{Backend: "CPU"},
+		Model:    record.Model{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9},
+		Settings: record.Settings{NThreads: 2, NBatch: 2048, NUBatch: 512, TypeK: "f16", TypeV: "f16", FlashAttn: -1, NParallel: 1, Poll: 50, UseMmap: true, Sampling: "none"}}
+	pp, tg := base, base
+	pp.Test, pp.NPrompt, pp.AvgTs, pp.StddevTs = "pp512", 512, 1234.5, 10
+	pp.Roofline = &roofline.Analysis{CeilingTs: 2000, Efficiency: 0.617, Verdict: roofline.KernelBound}
+	tg.Test, tg.NGen, tg.NDepth, tg.AvgTs, tg.StddevTs = "tg128@d512", 128, 512, 20.25, 0.5
+	return []record.Record{pp, tg}
+}
+
+// The default table is llama-bench's columns, its test names, then eff
+// and limit; it fits 120 columns, and says nothing below when nothing
+// needs attention.
+func TestCompactTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, "table", compactRecords()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	head := strings.Fields(lines[0])
+	if strings.Join(head, " ") != "model size params backend threads test t/s eff limit" || len(lines) != 3 {
+		t.Errorf("table:\n%s", out)
+	}
+	for _, want := range []string{"pp512", "tg128 @ d512", "1234.50 ± 10.00", "62%", "kernel-bound"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	for _, l := range lines {
+		if len([]rune(l)) > 120 {
+			t.Errorf("%d columns: %s", len([]rune(l)), l)
+		}
+	}
+	// A parameter that varies gets its column; a test that needs
+	// attention gets one line, cut to one line.
+	recs := compactRecords()
+	recs[1].NBatch = 256
+	recs[1].Noise = &gpu.Noise{Warnings: []string{strings.Repeat("the machine was busy ", 20), "and more"}}
+	b.Reset()
+	Write(&b, "md", recs)
+	out = b.String()
+	if !strings.Contains(out, "| n_batch |") || !strings.Contains(out, "| 256 |") || !strings.Contains(out, "20.25 ± 0.50 (!)") {
+		t.Errorf("md:\n%s", out)
+	}
+	note := out[strings.Index(out, "(!) llama"):]
+	if strings.Count(note, "\n") != 1 || len([]rune(strings.TrimSpace(note))) > 119 || !strings.HasSuffix(strings.TrimSpace(note), "…") {
+		t.Errorf("attention line: %q", note)
+	}
+	// --wide keeps every column.
+	b.Reset()
+	WriteWith(&b, "table", recs, Options{Wide: true})
+	if !strings.Contains(b.String(), "t/s/seq") {
+		t.Errorf("wide:\n%s", b.String())
+	}
+}
+
+// A llama-bench file with tests of several sequences says so, and
+// --tag-parallel names them in model_type.
+func TestParallelTagged(t *testing.T) {
+	recs := compactRecords()
+	recs[1].NParallel = 4
+	if note := ParallelNote("jsonl", recs, Options{}); !strings.Contains(note, "1 test(s)") || !strings.Contains(note, "--tag-parallel") {
+		t.Errorf("note %q", note)
+	}
+	if ParallelNote("table", recs, Options{}) != "" || ParallelNote("csv", recs, Options{TagParallel: true}) != "" {
+		t.Error("a note where none is due")
+	}
+	var b bytes.Buffer
+	WriteWith(&b, "csv", recs, Options{TagParallel: true})
+	if !strings.Contains(b.String(), "llama 8B Q4_0 np 4") || strings.Count(b.String(), "np 4") != 1 {
+		t.Errorf("csv:\n%s", b.String())
+	}
+}
