@@ -51,7 +51,7 @@ export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 ARM64_BIN   ?= bin/arm64/tokbench
 ARM64_FLAGS ?= -O3 -march=armv8.2-a+dotprod+fp16
 
-.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline bench-quality cuda vulkan clean env
+.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline bench-quality cuda vulkan clean env
 
 all: build
 
@@ -103,6 +103,15 @@ fuzz:
 # what llama.cpp aborts on is saved under cmd/tokbench/testdata/fuzz.
 fuzz-load:
 	$(GO) test ./cmd/tokbench -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME)
+
+# Every numeric flag of every command and every numeric field of specs,
+# workloads, traces and records with NaN, infinities, +-1e308, -1, 0, huge
+# (TOKBENCH_FUZZ_ALL=1: all of them; make test runs one value per flag),
+# then fuzzed further for FUZZTIME: no hang, crash, abort or exit outside
+# 0, 1, 2 and 130.
+fuzz-flags: build
+	TOKBENCH_FUZZ_ALL=1 $(GO) test ./cmd/tokbench -run 'FuzzNumericFlags|FuzzFileNumbers' -count=1 -timeout 60m
+	$(GO) test ./cmd/tokbench -run '^$$' -fuzz FuzzNumericFlags -fuzztime $(FUZZTIME)
 
 # tokbench run against a plain C loop over the same llama.cpp (bench/cref).
 bench: build

@@ -79,6 +79,7 @@ func run(args []string) int {
 }
 
 func newApp() *cli.App {
+	cli.FlagStringer = flagHelp
 	app := &cli.App{
 		Name:    "tokbench",
 		Usage:   "benchmark LLM token throughput on llama.cpp (CPU, CUDA, Metal)",

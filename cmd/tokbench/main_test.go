@@ -200,6 +200,10 @@ func TestQuantizeCommand(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "q4_K") {
 		t.Errorf("info on the quantized model: %d %s %s", r.code, r.stdout, r.stderr)
 	}
+	// As report takes its file: info FILE.
+	if r2 := tokbench(t, "info", out); r2.code != 0 || r2.stdout != r.stdout {
+		t.Errorf("info FILE: %d %s", r2.code, r2.stderr)
+	}
 }
 
 func TestDevicesJSON(t *testing.T) {

@@ -145,12 +145,17 @@ func infoCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "info",
 		Usage:     "validate a GGUF model and print its shape and tensor types (no llama.cpp involved)",
-		UsageText: "tokbench info -m MODEL.gguf",
+		UsageText: "tokbench info MODEL.gguf   (or -m MODEL.gguf)",
 		Flags:     []cli.Flag{&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "GGUF model file"}},
 		Action: func(c *cli.Context) error {
 			path := c.String("model")
-			if path == "" {
-				return usagef("give -m MODEL.gguf")
+			switch {
+			case path == "" && c.NArg() == 1:
+				path = c.Args().First() // as report takes its file
+			case c.NArg() > 0:
+				return usagef("give one model: tokbench info MODEL.gguf")
+			case path == "":
+				return usagef("give a model: tokbench info MODEL.gguf")
 			}
 			f, h, err := gguf.Inspect(path)
 			if err != nil {
