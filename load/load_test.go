@@ -180,3 +180,23 @@ func TestParseDist(t *testing.T) {
 		}
 	}
 }
+
+// The timeline is a rate in every second, the last (partial) one too: a
+// steady engine gives each whole second's rate again in the last.
+func TestTimelineLastSecondIsARate(t *testing.T) {
+	f := newFake(t)
+	// One client, 1-token prompts: every step gives one token in about
+	// 1 ms, for about 2.5 s.
+	reqs := make([]Request, 50)
+	for i := range reqs {
+		reqs[i] = Request{ID: i, Prompt: 1, Output: 50}
+	}
+	_, timeline, _, err := simulate(f, reqs, Options{Slots: 1, Concurrency: 1})
+	if err != nil || len(timeline) != 3 {
+		t.Fatalf("%v: %d seconds", err, len(timeline))
+	}
+	whole, last := timeline[1].OutputTps, timeline[2].OutputTps
+	if math.Abs(last-whole)/whole > 0.02 {
+		t.Errorf("last second %.1f t/s, a whole one %.1f", last, whole)
+	}
+}

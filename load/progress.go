@@ -60,8 +60,14 @@ func (p *Progress) Done(o *Served) {
 
 func (p *Progress) Second(Second) {}
 
-// End says the scenario is over.
-func (p *Progress) End() {
+// End says the scenario is over, with its result's output t/s (the
+// summary's own figure: one rate per run, not a second one of the
+// progress's window); run nil: it gave no result.
+func (p *Progress) End(run *Result) {
 	d := clockOr(p.Clock).Now().Sub(p.start)
-	fmt.Fprintf(p.W, "load [%s]: %d of %d requests done in %s, %.1f output t/s\n", p.scenario, p.done, p.total, RoundDuration(d), float64(p.tokens)/max(d.Seconds(), 1e-9))
+	if run == nil {
+		fmt.Fprintf(p.W, "load [%s]: %d of %d requests done in %s\n", p.scenario, p.done, p.total, RoundDuration(d))
+		return
+	}
+	fmt.Fprintf(p.W, "load [%s]: %d of %d requests done in %s, %.1f output t/s\n", p.scenario, p.done, p.total, RoundDuration(d), run.Summary.OutputTps)
 }

@@ -106,6 +106,13 @@ func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Served,
 		}
 	}
 	wall := s.clock.Now().Sub(s.start)
+	// The last second is partial: its tokens over the time it had, so
+	// that the timeline is a rate throughout.
+	if n := len(timeline); n > 0 {
+		if frac := wall.Seconds() - float64(timeline[n-1].T); frac > 0 && frac < 1 {
+			timeline[n-1].OutputTps /= frac
+		}
+	}
 	overhead := 0.0
 	if wall > 0 {
 		overhead = 100 * (1 - decodeTime.Seconds()/wall.Seconds())

@@ -119,7 +119,7 @@ func (s *Session) Run(ctx context.Context, scenarios []Scenario) ([]Result, erro
 		run, err := RunScenario(ctx, s.Server, sc, s.SLOs, s.Windows)
 		mon.Finish()
 		if s.Progress != nil {
-			s.Progress.End()
+			s.Progress.End(run)
 		}
 		s.Events += mon.Events
 		if run != nil {

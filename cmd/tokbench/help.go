@@ -41,7 +41,8 @@ func flagHelp(f cli.Flag) string {
 			usage += fmt.Sprintf(" (default: %s)", def)
 		}
 	}
-	return head + "\n" + wrap(usage, "        ", helpWidth)
+	// urfave's help template indents what follows a flag's first line by 6 more.
+	return head + "\n" + wrap(usage, "        ", helpWidth-6)
 }
 
 // wrap breaks text into lines of at most width columns, each indented.

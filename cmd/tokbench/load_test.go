@@ -144,6 +144,10 @@ func TestLoadProgress(t *testing.T) {
 		!strings.Contains(r.stderr, "load [load]: 24 of 24 requests done in ") {
 		t.Errorf("progress:\n%s", r.stderr)
 	}
+	// One output t/s per run: the closing line gives the summary's.
+	if want := fmt.Sprintf(", %.1f output t/s\n", runs.Scenarios[0].Summary.OutputTps); !strings.Contains(r.stderr, want) {
+		t.Errorf("closing line without the summary's %q:\n%s", want, r.stderr)
+	}
 }
 
 // The localscore workload gives LocalScore's score, and says when it is
