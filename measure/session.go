@@ -295,9 +295,14 @@ func outliers(ts []float64) []int {
 }
 
 // dragged says, from three repetitions on, when the slowest one pulls the
-// mean down by more than the 95% CI of the others' mean (and by more than
-// 1%): one repetition, not the machine's rate, then sets the figure. (Too
-// few repetitions for a robust outlier still show one slower by far.)
+// mean down by more than the 95% CI of the others' mean and by more than
+// dragFloor: one repetition, not the machine's rate, then sets the
+// figure. (Too few repetitions for a robust outlier still show one
+// slower by far; the floor keeps a few percent of run-to-run noise
+// between otherwise identical repetitions from being called one.)
+// dragFloor is the least drag called one: 5% of the mean.
+const dragFloor = 0.05
+
 func dragged(ts []float64) string {
 	if len(ts) < 3 {
 		return ""
@@ -306,7 +311,7 @@ func dragged(ts []float64) string {
 	rest := slices.Delete(slices.Clone(ts), slow, slow+1)
 	all, others := stats.Summarize(ts), stats.Summarize(rest)
 	drag := others.Mean - all.Mean
-	if drag <= max(others.CI95, 0.01*others.Mean) {
+	if drag <= max(others.CI95, dragFloor*others.Mean) {
 		return ""
 	}
 	return fmt.Sprintf("repetition %d (%.2f t/s) pulls the mean down %.1f%%, beyond the others' ±%.1f%%: rerun, or use -r auto", slow, ts[slow], 100*drag/others.Mean, 100*others.CI95/others.Mean)

@@ -54,7 +54,7 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 	}
 	return ToOut(w, out, func(w io.Writer) error {
 		if format == "html" {
-			return HTMLWith(w, recs, tl, ts)
+			return HTMLWith(w, recs, tl, ts, "tokbench report "+path)
 		}
 		if err := Write(w, format, recs); err != nil || (format != "table" && format != "md") {
 			return err

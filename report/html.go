@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tokbench/tokbench/record"
 )
@@ -27,15 +28,28 @@ func label(r *record.Record) string { return cmp.Or(r.ModelID, r.ModelType) }
 var facets = []func(r *record.Record) string{
 	modelName,
 	func(r *record.Record) string { return r.ModelFileType },
-	func(r *record.Record) string { return fmt.Sprintf("tg%d", r.NGen) },
-	func(r *record.Record) string { return fmt.Sprintf("x%d", max(r.NParallel, 1)) },
-	func(r *record.Record) string { return fmt.Sprintf("@d%d", r.NDepth) },
-	func(r *record.Record) string { return fmt.Sprintf("t%d", r.NThreads) },
-	func(r *record.Record) string { return "fa " + r.FlashAttn.String() },
-	func(r *record.Record) string { return "kv " + r.TypeK + "/" + r.TypeV },
-	func(r *record.Record) string { return fmt.Sprintf("ngl %d", r.NGPULayers) },
-	func(r *record.Record) string { return fmt.Sprintf("b%d/%d", r.NBatch, r.NUBatch) },
+	func(r *record.Record) string {
+		if r.IsPrompt() {
+			return fmt.Sprintf("%d-token prompt", r.NPrompt)
+		}
+		return fmt.Sprintf("%d tokens generated", r.NGen)
+	},
+	func(r *record.Record) string { return plural(max(r.NParallel, 1), "sequence") },
+	func(r *record.Record) string { return fmt.Sprintf("depth %d", r.NDepth) },
+	func(r *record.Record) string { return plural(r.NThreads, "thread") },
+	func(r *record.Record) string { return "flash attention " + r.FlashAttn.String() },
+	func(r *record.Record) string { return "KV cache " + r.TypeK + "/" + r.TypeV },
+	func(r *record.Record) string { return plural(r.NGPULayers, "GPU layer") },
+	func(r *record.Record) string { return fmt.Sprintf("batch %d/%d", r.NBatch, r.NUBatch) },
 	func(r *record.Record) string { return r.Class() },
+}
+
+// plural is "1 thread", "2 threads".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // Facets a chart puts on its x axis.
@@ -120,27 +134,40 @@ func grouped(recs []*record.Record, xFacet int, point func(r *record.Record) (x,
 // ceiling per point, and telemetry per repetition.
 func charts(recs []record.Record) []chart {
 	var out []chart
-	var decode []*record.Record
+	var decode, prompt []*record.Record
 	for i := range recs {
 		r := &recs[i]
-		if r.Status == record.StatusOK && !r.IsPrompt() && !r.IsCombined() && (r.Sampling == "none" || r.Sampling == "") {
+		switch {
+		case r.Status != record.StatusOK || r.IsCombined():
+		case r.IsPrompt():
+			prompt = append(prompt, r)
+		case r.Sampling == "none" || r.Sampling == "":
 			decode = append(decode, r)
 		}
 	}
-	spread := func(xFacet int) bool {
+	spreadOf := func(rs []*record.Record, xFacet int) bool {
 		seen := map[string]bool{}
-		for _, r := range decode {
+		for _, r := range rs {
 			seen[facets[xFacet](r)] = true
 		}
 		return len(seen) >= 2
 	}
+	spread := func(xFacet int) bool { return spreadOf(decode, xFacet) }
 	rate := func(x func(r *record.Record) float64) func(r *record.Record) (float64, float64, float64, string) {
 		return func(r *record.Record) (float64, float64, float64, string) { return x(r), r.AvgTs, r.CI95Ts, "" }
 	}
+	depth := func(r *record.Record) float64 { return float64(r.NDepth) }
+	if spreadOf(prompt, facetDepth) {
+		t := "Prompt processing t/s against context depth (bars: 95% CI)"
+		ss := grouped(prompt, facetDepth, rate(depth))
+		out = append(out, chart{t, func(sa bool) string { return lineChart(t, "tokens already in the KV cache", "prompt tokens/s", ss, sa) }})
+	}
 	if spread(facetDepth) {
 		t := "Decode t/s against context depth (bars: 95% CI)"
-		ss := grouped(decode, facetDepth, rate(func(r *record.Record) float64 { return float64(r.NDepth) }))
-		out = append(out, chart{t, func(sa bool) string { return lineChart(t, "KV cache depth (tokens)", "tokens/s", ss, sa) }})
+		ss := grouped(decode, facetDepth, rate(depth))
+		out = append(out, chart{t, func(sa bool) string {
+			return lineChart(t, "tokens already in the KV cache", "generated tokens/s", ss, sa)
+		}})
 	}
 	if spread(facetParallel) {
 		t := "Aggregate decode t/s against parallel sequences (bars: 95% CI)"
@@ -148,7 +175,7 @@ func charts(recs []record.Record) []chart {
 		out = append(out, chart{t, func(sa bool) string { return lineChart(t, "parallel sequences", "tokens/s", ss, sa) }})
 		pt := "Per-sequence against aggregate decode t/s (dashed: the Pareto front)"
 		ps := grouped(decode, facetParallel, func(r *record.Record) (float64, float64, float64, string) {
-			return r.AvgTsPerSeq, r.AvgTs, 0, fmt.Sprintf("x%d", max(r.NParallel, 1))
+			return r.AvgTsPerSeq, r.AvgTs, 0, plural(max(r.NParallel, 1), "seq")
 		})
 		out = append(out, chart{pt, func(sa bool) string {
 			return frontChart(pt, "t/s each sequence sees", "aggregate t/s", ps, sa)
@@ -191,7 +218,7 @@ func charts(recs []record.Record) []chart {
 		{"cpu_pct", "Host CPU use per repetition (% of one core)", "%"},
 	} {
 		var s series
-		s.name = m.metric
+		s.name = m.title
 		for i := range recs {
 			if tel := recs[i].Telemetry; tel != nil {
 				for _, w := range tel.Reps {
@@ -225,17 +252,19 @@ func pageStart(b *strings.Builder, title string) {
 // HTML writes one self-contained page: hardware profile, charts as inline
 // SVG, the verdict table and every result. Nothing in it is fetched from
 // anywhere.
-func HTML(w io.Writer, recs []record.Record) error { return HTMLWith(w, recs, nil, nil) }
+func HTML(w io.Writer, recs []record.Record) error { return HTMLWith(w, recs, nil, nil, "") }
 
-// HTMLWith is HTML plus timelines of raw telemetry samples and the models'
-// quality beside their speed.
-func HTMLWith(w io.Writer, recs []record.Record, tl Timeline, ts []Tradeoff) error {
+// HTMLWith is HTML plus timelines of raw telemetry samples, the models'
+// quality beside their speed, and where the page came from (the command
+// and file, said at its foot).
+func HTMLWith(w io.Writer, recs []record.Record, tl Timeline, ts []Tradeoff, origin string) error {
 	var b strings.Builder
 	pageStart(&b, "tokbench report")
-	profileHTML(&b, recs)
+	summaryHTML(&b, recs)
 	for i, c := range allCharts(recs, tl, ts) {
 		fmt.Fprintf(&b, "<figure id=\"chart-%d\">%s</figure>\n", i+1, c.svg(false))
 	}
+	profileHTML(&b, recs)
 	verdictsHTML(&b, recs)
 	if len(ts) > 0 {
 		tradeoffHTML(&b, ts)
@@ -258,9 +287,59 @@ func HTMLWith(w io.Writer, recs []record.Record, tl Timeline, ts []Tradeoff) err
 		}
 		b.WriteString("</tr>\n")
 	}
-	b.WriteString("</table>\n</body></html>\n")
+	b.WriteString("</table>\n")
+	fmt.Fprintf(&b, "<p><small>%s, %s</small></p>\n</body></html>\n", esc(cmp.Or(origin, "tokbench report")), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// summaryHTML leads with the answer: per model and backend, the prompt
+// and decode t/s of the first tests without depth or parallel sequences,
+// and what limits each.
+func summaryHTML(b *strings.Builder, recs []record.Record) {
+	type row struct{ pp, tg *record.Record }
+	var keys []string
+	rows := map[string]*row{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Status != record.StatusOK || r.IsCombined() || r.NDepth > 0 || r.NParallel > 1 || (r.Sampling != "none" && r.Sampling != "") {
+			continue
+		}
+		k := label(r) + "\x00" + r.Backend + "\x00" + r.Class()
+		if rows[k] == nil {
+			rows[k] = &row{}
+			keys = append(keys, k)
+		}
+		switch {
+		case r.IsPrompt() && rows[k].pp == nil:
+			rows[k].pp = r
+		case !r.IsPrompt() && rows[k].tg == nil:
+			rows[k].tg = r
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	cell := func(r *record.Record) string {
+		if r == nil {
+			return "<td>-</td><td class=\"l\">-</td>"
+		}
+		limit := "-"
+		if a := r.Roofline; a != nil {
+			limit = a.Verdict
+			if a.CeilingTs > 0 {
+				limit += fmt.Sprintf(" (%.0f%% of %.0f t/s)", 100*a.Efficiency, a.CeilingTs)
+			}
+		}
+		return fmt.Sprintf("<td><b>%.2f</b> <small>%s</small></td><td class=\"l\">%s</td>", r.AvgTs, esc(llamaTest(r)), esc(limit))
+	}
+	b.WriteString("<h2>Summary</h2>\n<table><tr><th class=\"l\">model</th><th class=\"l\">backend</th><th>prompt t/s</th><th class=\"l\">what limits it</th><th>decode t/s</th><th class=\"l\">what limits it</th></tr>\n")
+	for _, k := range keys {
+		r := rows[k]
+		any := cmp.Or(r.pp, r.tg)
+		fmt.Fprintf(b, "<tr><td class=\"l\">%s</td><td class=\"l\">%s</td>%s%s</tr>\n", esc(label(any)), esc(any.Backend), cell(r.pp), cell(r.tg))
+	}
+	b.WriteString("</table>\n")
 }
 
 func align(c column) string { return alignAttr(c.right) }

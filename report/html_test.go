@@ -91,7 +91,7 @@ func TestTimelineCharts(t *testing.T) {
 		t.Fatalf("power series %+v", s)
 	}
 	var b strings.Builder
-	HTMLWith(&b, sweepRecords(), tl, nil)
+	HTMLWith(&b, sweepRecords(), tl, nil, "")
 	for _, want := range []string{"GPU power over time", "GPU utilisation over time", "Host CPU over time"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %q chart", want)
@@ -137,8 +137,8 @@ func TestChartLegendsAxesAndErrorBars(t *testing.T) {
 		t.Fatalf("%d charts", len(cs))
 	}
 	depth := cs[0].svg(true)
-	if strings.Contains(depth, "/root/") || !strings.Contains(depth, ">x1</text>") || !strings.Contains(depth, ">x4</text>") {
-		t.Errorf("legends are not x1 and x4:\n%s", depth)
+	if strings.Contains(depth, "/root/") || !strings.Contains(depth, ">1 sequence</text>") || !strings.Contains(depth, ">4 sequences</text>") {
+		t.Errorf("legends are not \"1 sequence\" and \"4 sequences\":\n%s", depth)
 	}
 	if !strings.Contains(depth, "(log scale)") || !strings.Contains(depth, "± 3.00 (95% CI)") || strings.Count(depth, `<path d="M`) != 2*8 {
 		t.Errorf("no log axis or error bars:\n%s", depth)
@@ -166,7 +166,7 @@ func TestChartLegendsAxesAndErrorBars(t *testing.T) {
 		}
 	}
 	front := cs[2].svg(true)
-	if !strings.Contains(front, "stroke-dasharray=\"5 3\"") || !strings.Contains(front, ">x4</text>") || !strings.Contains(cs[2].title, "Pareto") {
+	if !strings.Contains(front, "stroke-dasharray=\"5 3\"") || !strings.Contains(front, ">4 seqs</text>") || !strings.Contains(cs[2].title, "Pareto") {
 		t.Errorf("Pareto chart:\n%s", front)
 	}
 }
@@ -204,5 +204,38 @@ func TestChartsOfTwoClasses(t *testing.T) {
 	}
 	if other := recs[1].Class(); !strings.Contains(depth, other) {
 		t.Errorf("depth series do not say their class:\n%s", depth)
+	}
+}
+
+// The page leads with the answer (a summary of pp and tg per model),
+// draws prompt processing too, and says at its foot where it came from.
+func TestHTMLLeadsWithTheSummary(t *testing.T) {
+	var recs []record.Record
+	for _, d := range []int{0, 512, 1024} {
+		for _, pp := range []bool{true, false} {
+			r := record.Record{ModelID: "synth:tiny:q8_0", Status: record.StatusOK, Machine: record.Machine{Backend: "CPU"},
+				Settings: record.Settings{NDepth: d, NParallel: 1, Sampling: "none"}, Result: record.Result{AvgTs: 100 - float64(d)/100, CI95Ts: 1}}
+			if pp {
+				r.Test, r.NPrompt, r.AvgTs = "pp64", 64, 10*r.AvgTs
+			} else {
+				r.Test, r.NGen = "tg16", 16
+			}
+			recs = append(recs, r)
+		}
+	}
+	var b strings.Builder
+	if err := HTMLWith(&b, recs, nil, nil, "tokbench report x.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	sum, fig := strings.Index(page, "<h2>Summary</h2>"), strings.Index(page, "<figure")
+	if sum < 0 || fig < sum || !strings.Contains(page[sum:fig], "<b>1000.00</b>") || !strings.Contains(page[sum:fig], "<b>100.00</b>") {
+		t.Errorf("no summary before the charts:\n%s", page)
+	}
+	if !strings.Contains(page, "Prompt processing t/s against context depth") || !strings.Contains(page, `width="100%"`) {
+		t.Error("no prompt chart, or a chart of fixed width")
+	}
+	if !strings.Contains(page, "<small>tokbench report x.jsonl, ") {
+		t.Error("the foot does not say where the page came from")
 	}
 }

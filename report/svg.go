@@ -82,7 +82,13 @@ func newFrameTicks(title, xlabel, ylabel string, x0, x1, y0, y1 float64, standal
 		// Only a file on its own needs the namespace; inline SVG in HTML does not.
 		ns = ` xmlns="http://www.w3.org/2000/svg"`
 	}
-	fmt.Fprintf(&f.b, `<svg%s width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`, ns, chartW, chartH, chartW, chartH)
+	// Inline, a chart follows the page's width (its viewBox keeps the
+	// proportions); a file on its own keeps its size.
+	size := fmt.Sprintf(`width="%d" height="%d"`, chartW, chartH)
+	if !standalone {
+		size = `width="100%" style="max-width:1000px;height:auto"`
+	}
+	fmt.Fprintf(&f.b, `<svg%s %s viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`, ns, size, chartW, chartH)
 	fmt.Fprintf(&f.b, `<rect width="%d" height="%d" fill="white"/>`, chartW, chartH)
 	fmt.Fprintf(&f.b, `<text x="%d" y="18" font-size="13" font-weight="bold">%s</text>`, padL, esc(title))
 	pw, ph := chartW-padL-padR, chartH-padT-padB
@@ -153,7 +159,7 @@ func doubling(xs []float64) (func(float64) float64, bool) {
 			lo, hi = math.Min(lo, x), math.Max(hi, x)
 		}
 	}
-	if hi == 0 || hi/lo < 16 {
+	if hi == 0 || hi/lo < 16 || evenly(xs) {
 		return nil, false
 	}
 	zero := math.Log2(lo) - 1
@@ -163,6 +169,23 @@ func doubling(xs []float64) (func(float64) float64, bool) {
 		}
 		return math.Log2(x)
 	}, true
+}
+
+// evenly says whether xs, set aside their order and repeats, are evenly
+// spaced (repetitions 1, 2, 3 ...): a linear axis shows them best, however
+// many.
+func evenly(xs []float64) bool {
+	u := slices.Compact(slices.Sorted(slices.Values(xs)))
+	if len(u) < 3 {
+		return false
+	}
+	step := u[1] - u[0]
+	for i := 2; i < len(u); i++ {
+		if math.Abs(u[i]-u[i-1]-step) > 1e-9*math.Max(1, math.Abs(step)) {
+			return false
+		}
+	}
+	return true
 }
 
 func (f *frame) end() string { return f.b.String() + "</svg>" }

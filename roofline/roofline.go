@@ -112,6 +112,9 @@ type Analysis struct {
 	// CacheBW says why PeakBWGBs is a cache's bandwidth, not memory's
 	// (empty: memory's).
 	CacheBW string `json:"cache_bw,omitempty"`
+	// ProbeLow says that the measured rate beat the probe's ceiling,
+	// which is then raised to it (empty: it did not).
+	ProbeLow string `json:"probe_low,omitempty"`
 	// Decomp splits the measured step into hardware, kernels and
 	// software, when the kernels were timed.
 	Decomp *Decomposition `json:"decomposition,omitempty"`
@@ -184,11 +187,21 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 		a.Verdict, a.Why = NoCeiling, "no peak bandwidth or throughput known for this device: run tokbench probe"
 		return a
 	}
+	// A ceiling below what was measured is a wrong ceiling: the probe
+	// underestimated the peak. The measured rate is then the ceiling, and
+	// the record says so.
+	if in.MeasuredTs > a.CeilingTs {
+		a.ProbeLow = fmt.Sprintf("measured %.1f t/s, above the probe's %s ceiling of %.1f: the probe underestimated this machine's peak (rerun tokbench probe on a quiet machine); the ceiling is the measured rate", in.MeasuredTs, a.Bound, a.CeilingTs)
+		a.CeilingTs = in.MeasuredTs
+	}
 	a.Efficiency = in.MeasuredTs / a.CeilingTs
 	steps := in.MeasuredTs / tokensPerStep
 	a.AchievedGBs = steps * a.BytesPerStep / 1e9
 	a.AchievedTFLOPS = steps * a.FlopsPerStep / 1e12
 	a.Verdict, a.Why = verdict(a, in)
+	if a.ProbeLow != "" {
+		a.Why += "; " + a.ProbeLow
+	}
 	if d := a.Decomp; d != nil && d.Measured && in.Mapped && d.SlowerMs >= mappedHint*d.KernelMs {
 		a.Why += "; the model's weights are mapped from its file while the kernels alone run on memory of their own: compare with --no-mmap"
 	}

@@ -120,3 +120,22 @@ func TestCacheResidentStepCeiling(t *testing.T) {
 		t.Errorf("tiny step: peak %.0f, %q", a.PeakBWGBs, a.CacheBW)
 	}
 }
+
+// No ceiling is below its measured rate: a run that beats the probe's
+// peak raises the ceiling to itself, and the analysis says the probe
+// underestimated.
+func TestCeilingNeverBelowMeasured(t *testing.T) {
+	in := base()
+	in.MeasuredTs = 120 // the bandwidth ceiling is 88 t/s
+	a := Analyze(in, dev)
+	if a.CeilingTs != 120 || a.Efficiency != 1 || !strings.Contains(a.ProbeLow, "underestimated") || !strings.Contains(a.Why, "underestimated") {
+		t.Errorf("%+v", a)
+	}
+	if !near(a.BWCeilingTs, 100e9/(1e9+1024*131072.0)) {
+		t.Errorf("the probe's own ceiling is kept: %v", a.BWCeilingTs)
+	}
+	in.MeasuredTs = 60
+	if a := Analyze(in, dev); a.ProbeLow != "" {
+		t.Errorf("below the ceiling: %q", a.ProbeLow)
+	}
+}
