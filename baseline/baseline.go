@@ -13,9 +13,7 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/gpu"
-
 	"github.com/tokbench/tokbench/record"
-
 	"github.com/tokbench/tokbench/stats"
 )
 

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/tokbench/tokbench/point"
-
 	"github.com/tokbench/tokbench/record"
 )
 

@@ -14,11 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokbench/tokbench/point"
-	"github.com/tokbench/tokbench/preset"
-
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/isolate"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/preset"
 )
 
 func TestMain(m *testing.M) {

@@ -10,9 +10,8 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/tokbench/tokbench/point"
-
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/point"
 )
 
 // ModelOptions are llama_model_params that a benchmark varies.

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokbench/tokbench/telemetry"
-
 	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/telemetry"
 )
 
 func TestServesLiveFigures(t *testing.T) {

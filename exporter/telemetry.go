@@ -4,11 +4,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tokbench/tokbench/telemetry"
-
 	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/telemetry"
 )
 
 // samples exposes a sampler's latest reading of each device at scrape

@@ -3,9 +3,8 @@ package load
 import (
 	"time"
 
-	"github.com/tokbench/tokbench/stats"
-
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/stats"
 )
 
 // Engine is what the scheduler needs of a llama.cpp context

@@ -6,13 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tokbench/tokbench/roofline"
-
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/telemetry"
 )
 

@@ -14,15 +14,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tokbench/tokbench/record"
-
-	"github.com/tokbench/tokbench/point"
-
-	"github.com/tokbench/tokbench/telemetry"
-
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/telemetry"
 )
 
 // ErrStopped is returned when a graceful stop was asked for: the point in

@@ -12,16 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokbench/tokbench/record"
-
-	"github.com/tokbench/tokbench/point"
-	"github.com/tokbench/tokbench/preset"
-
-	"github.com/tokbench/tokbench/telemetry"
-
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/preset"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/telemetry"
 )
 
 var tinyPath string

@@ -1,11 +1,10 @@
 package measure
 
 import (
-	"github.com/tokbench/tokbench/point"
-
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/point"
 )
 
 // Memory is the estimated memory a point needs, in bytes.

@@ -5,9 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tokbench/tokbench/record"
-
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
 )
 

@@ -6,15 +6,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tokbench/tokbench/gpu"
-
-	"github.com/tokbench/tokbench/record"
-
-	"github.com/tokbench/tokbench/point"
-
-	"github.com/tokbench/tokbench/stats"
-
 	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/stats"
 )
 
 // session is one context and what its KV cache holds: every sequence

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokbench/tokbench/record"
-
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
 )
 

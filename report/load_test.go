@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokbench/tokbench/stats"
-
 	"github.com/tokbench/tokbench/load"
 	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/stats"
 )
 
 func loadLines() []load.Line {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
-
 	"github.com/tokbench/tokbench/stats"
 )
 

@@ -10,11 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tokbench/tokbench/record"
-
-	"github.com/tokbench/tokbench/stats"
-
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/stats"
 )
 
 func records() []record.Record {

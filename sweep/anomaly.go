@@ -6,9 +6,8 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/tokbench/tokbench/record"
-
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/record"
 )
 
 // Watch flags records whose output speed leaves what is expected: below or

@@ -7,11 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokbench/tokbench/point"
-
-	"github.com/tokbench/tokbench/record"
-
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/record"
 )
 
 func TestWatch(t *testing.T) {

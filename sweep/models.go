@@ -7,12 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tokbench/tokbench/measure"
-
-	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/point"
-
 	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/point"
 )
 
 // ModelRef is one model of a sweep: where it is and how to name it.

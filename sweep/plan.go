@@ -7,13 +7,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tokbench/tokbench/measure"
-	"github.com/tokbench/tokbench/record"
-
-	"github.com/tokbench/tokbench/point"
-
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/record"
 )
 
 // Plan is what a sweep will do: the points to measure in order, the ones

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tokbench/tokbench/record"
-
 	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/record"
 )
 
 // Progress shows a sweep's progress: on a terminal one line redrawn in

@@ -9,12 +9,11 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/tokbench/tokbench/isolate"
 	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/quality"
 	"github.com/tokbench/tokbench/record"
+	"gopkg.in/yaml.v3"
 )
 
 // QualitySpec asks a sweep to evaluate its models' quality too (the

@@ -8,9 +8,8 @@ import (
 	"testing"
 
 	"github.com/tokbench/tokbench/measure"
-	"github.com/tokbench/tokbench/record"
-
 	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/record"
 )
 
 func TestOpenResults(t *testing.T) {

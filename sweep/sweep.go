@@ -16,12 +16,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tokbench/tokbench/roofline"
-
 	"github.com/tokbench/tokbench/measure"
-	"github.com/tokbench/tokbench/record"
-
 	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/roofline"
 )
 
 // Options are how a sweep runs, as opposed to what it measures.

@@ -17,10 +17,8 @@ import (
 
 	"github.com/tokbench/tokbench/isolate"
 	"github.com/tokbench/tokbench/measure"
-	"github.com/tokbench/tokbench/record"
-
 	"github.com/tokbench/tokbench/point"
-
+	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/telemetry"
 )
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
 	"github.com/tokbench/tokbench/doctor"
 	"github.com/tokbench/tokbench/gpu"
 )

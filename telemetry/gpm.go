@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
 	"github.com/tokbench/tokbench/gpu"
 )
 

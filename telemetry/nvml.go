@@ -3,9 +3,8 @@ package telemetry
 import (
 	"fmt"
 
-	"github.com/tokbench/tokbench/gpu"
-
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/tokbench/tokbench/gpu"
 )
 
 // OpenNVML loads and initialises NVML. Without a driver it returns an

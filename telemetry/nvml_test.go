@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokbench/tokbench/gpu"
-
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh200"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+	"github.com/tokbench/tokbench/gpu"
 )
 
 // fakeClock advances only when told; the energy counter follows it.

@@ -13,9 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tokbench/tokbench/gpu"
-
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/tokbench/tokbench/gpu"
 )
 
 // Sampler reads GPU (NVML) and host metrics at a fixed rate into a

@@ -6,11 +6,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/baseline"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
+	"github.com/urfave/cli/v2"
 )
 
 func baselineCommand() *cli.Command {

@@ -5,16 +5,12 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tokbench/tokbench/report"
-
-	"github.com/tokbench/tokbench/measure"
-
-	"github.com/tokbench/tokbench/telemetry"
-
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/report"
+	"github.com/tokbench/tokbench/telemetry"
+	"github.com/urfave/cli/v2"
 )
 
 func capacityCommand() *cli.Command {

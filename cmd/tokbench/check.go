@@ -3,11 +3,10 @@ package main
 import (
 	"os"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/isolate"
+	"github.com/urfave/cli/v2"
 )
 
 // checkModel loads a model once in a child process before this one hands

@@ -3,14 +3,11 @@ package main
 import (
 	"os"
 
-	"github.com/tokbench/tokbench/report"
-
-	"github.com/tokbench/tokbench/telemetry"
-
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/report"
+	"github.com/tokbench/tokbench/telemetry"
+	"github.com/urfave/cli/v2"
 )
 
 func errText(err error) string {

@@ -4,14 +4,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/doctor"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/telemetry"
+	"github.com/urfave/cli/v2"
 )
 
 func doctorCommand() *cli.Command {

@@ -8,18 +8,15 @@ import (
 	"os"
 	"time"
 
-	"github.com/tokbench/tokbench/measure"
-	"github.com/tokbench/tokbench/record"
-	"github.com/tokbench/tokbench/report"
-
-	"github.com/tokbench/tokbench/telemetry"
-
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/exporter"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/report"
+	"github.com/tokbench/tokbench/telemetry"
+	"github.com/urfave/cli/v2"
 )
 
 func loadCommand() *cli.Command {

@@ -10,11 +10,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/tokbench/tokbench/point"
-
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/point"
+	"github.com/urfave/cli/v2"
 )
 
 var version = "0.2.0"

@@ -6,14 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tokbench/tokbench/report"
-
+	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/preset"
-
+	"github.com/tokbench/tokbench/report"
 	"github.com/urfave/cli/v2"
-
-	"github.com/tokbench/tokbench/engine"
 )
 
 func synthCommand() *cli.Command {

@@ -5,13 +5,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tokbench/tokbench/report"
-
-	"github.com/tokbench/tokbench/measure"
-
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/report"
+	"github.com/urfave/cli/v2"
 )
 
 func probeCommand() *cli.Command {

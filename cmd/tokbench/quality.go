@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/isolate"
 	"github.com/tokbench/tokbench/measure"
@@ -19,6 +17,7 @@ import (
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/sweep"
+	"github.com/urfave/cli/v2"
 )
 
 func qualityCommand() *cli.Command {

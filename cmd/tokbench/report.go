@@ -4,11 +4,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/roofline"
+	"github.com/urfave/cli/v2"
 )
 
 func reportCommand() *cli.Command {

@@ -6,16 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tokbench/tokbench/report"
-
-	"github.com/tokbench/tokbench/measure"
-
-	"github.com/tokbench/tokbench/point"
-
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/report"
+	"github.com/urfave/cli/v2"
 )
 
 // serveFlags are shared by load and capacity.

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/point"
-
 	"github.com/tokbench/tokbench/record"
 )
 

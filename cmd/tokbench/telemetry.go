@@ -5,9 +5,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/tokbench/tokbench/telemetry"
+	"github.com/urfave/cli/v2"
 )
 
 func telemetryFlags() []cli.Flag {
