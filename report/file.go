@@ -20,7 +20,7 @@ import (
 // With records of several hardware classes (a fleet's merged file) the
 // table and md formats add them side by side, with ratios to the class
 // ref ("" the first).
-func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, peaks *roofline.Cache, ref string) error {
+func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, peaks *roofline.Cache, ref string, o Options) error {
 	if load.IsResults(path) {
 		lines, _, torn, err := load.ReadResults(path)
 		if err != nil {
@@ -56,7 +56,10 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 		if format == "html" {
 			return HTMLWith(w, recs, tl, ts, "tokbench report "+path)
 		}
-		if err := Write(w, format, recs); err != nil || (format != "table" && format != "md") {
+		if note := ParallelNote(format, recs, o); note != "" {
+			fmt.Fprintln(log, note)
+		}
+		if err := WriteWith(w, format, recs, o); err != nil || (format != "table" && format != "md") {
 			return err
 		}
 		if len(ts) > 0 {

@@ -147,3 +147,9 @@ func parseDelay(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// The output's options of run, sweep and report.
+var (
+	wideFlag        = &cli.BoolFlag{Name: "wide", Usage: "the table with every column (CI, latencies, the step's split, GPU figures) and a line per test"}
+	tagParallelFlag = &cli.BoolFlag{Name: "tag-parallel", Usage: "json, jsonl, csv, sql: name tests of several sequences in model_type (\"np 4\"), which compare-llama-bench.py keys on"}
+)

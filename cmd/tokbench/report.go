@@ -21,6 +21,7 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "format: " + strings.Join(report.Formats, ", ")},
 			&cli.StringFlag{Name: "out", Usage: "write to this file instead of standard output"},
 			&cli.StringFlag{Name: "telemetry", Usage: "raw samples (--telemetry-out of run or sweep) to chart as timelines in html and md"},
+			wideFlag, tagParallelFlag,
 			&cli.StringFlag{Name: "reference", Usage: "a fleet's records of several hardware classes: the class the others' t/s are divided by (default: the first)"},
 		},
 		Action: doReport,
@@ -45,5 +46,6 @@ func doReport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return report.File(os.Stdout, os.Stderr, c.Args().First(), c.String("output"), c.String("out"), tl, &roofline.Cache{Dir: dir}, c.String("reference"))
+	o := report.Options{Wide: c.Bool("wide"), TagParallel: c.Bool("tag-parallel")}
+	return report.File(os.Stdout, os.Stderr, c.Args().First(), c.String("output"), c.String("out"), tl, &roofline.Cache{Dir: dir}, c.String("reference"), o)
 }

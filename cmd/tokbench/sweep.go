@@ -43,6 +43,7 @@ func sweepCommand() *cli.Command {
 			&cli.BoolFlag{Name: "resume", Usage: "continue --out, skipping the points it holds"},
 			&cli.BoolFlag{Name: "retry-failed", Usage: "with --resume, measure failed points again"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "closing summary format: " + strings.Join(report.Formats, ", ")},
+			wideFlag,
 			&cli.StringFlag{Name: "baseline-dir", Usage: "flag points whose t/s leaves the range of this folder's baseline (tokbench baseline create)"},
 			&cli.Float64Flag{Name: "drift-threshold", Value: 10, Usage: "flag a decode rate that falls by more than this percent from the first to the last quarter of a point's steps (0: off)"},
 			&cli.StringFlag{Name: "events", Usage: "write anomaly events (slog JSON lines) to this file instead of stderr"},
@@ -233,7 +234,7 @@ func doSweep(c *cli.Context) error {
 		qerr = sweepQuality(c, s, models)
 	}
 	recs := report.Grouped(record.Final(res.Records))
-	if err := report.Write(os.Stdout, c.String("output"), recs); err != nil {
+	if err := report.WriteWith(os.Stdout, c.String("output"), recs, report.Options{Wide: c.Bool("wide")}); err != nil {
 		return err
 	}
 	if err := writeTradeoffs(os.Stdout, c.String("output"), c.String("out"), recs); err != nil {
