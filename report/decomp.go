@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
@@ -65,10 +66,8 @@ func stackedBars(title, ylabel string, labels []string, parts [][]float64, names
 				x, f.py(base+p[i]), w*0.8, f.py(base)-f.py(base+p[i]), palette[j%len(palette)], esc(labels[i]), esc(names[j]), p[i])
 			base += p[i]
 		}
-		if len(labels) <= 12 {
-			fmt.Fprintf(&f.b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="9">%s</text>`, x+w*0.4, chartH-padB+12, esc(shorten(labels[i], int(w/5))))
-		}
 	}
+	barLabels(f, labels, w)
 	for j, n := range names {
 		f.legend(j, n)
 	}
@@ -163,6 +162,47 @@ var decompColumns = []column{
 
 // shorten keeps the end of a label (the test, the quantization) within n
 // characters.
+// barLabels writes each bar's label under it (up to 24 bars): what tells
+// the bars apart, the words all of them share left out, its end kept
+// when it is too long for the bar.
+func barLabels(f *frame, labels []string, w float64) {
+	if len(labels) > 24 {
+		return
+	}
+	for i, l := range distinct(labels) {
+		fmt.Fprintf(&f.b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="9">%s</text>`, f.px(float64(i))+w/2, chartH-padB+12, esc(shorten(l, int(w/5))))
+	}
+}
+
+// distinct drops the leading words every label shares ("synth:tiny:q8_0
+// pp64", "synth:tiny:q8_0 tg16": "pp64", "tg16").
+func distinct(labels []string) []string {
+	if len(labels) < 2 {
+		return labels
+	}
+	words := make([][]string, len(labels))
+	for i, l := range labels {
+		words[i] = strings.Fields(l)
+	}
+	common := 0
+	for ; common < len(words[0])-1; common++ {
+		same := true
+		for _, w := range words[1:] {
+			if len(w) <= common+1 || w[common] != words[0][common] {
+				same = false
+			}
+		}
+		if !same {
+			break
+		}
+	}
+	out := make([]string, len(labels))
+	for i, w := range words {
+		out[i] = strings.Join(w[common:], " ")
+	}
+	return out
+}
+
 func shorten(s string, n int) string {
 	r := []rune(s)
 	if n < 4 || len(r) <= n {

@@ -238,3 +238,15 @@ func TestHTMLLeadsWithTheSummary(t *testing.T) {
 		t.Error("the foot does not say where the page came from")
 	}
 }
+
+// Bars are labelled with what tells them apart.
+func TestBarLabels(t *testing.T) {
+	got := distinct([]string{"synth:tiny:q8_0 pp64", "synth:tiny:q8_0 tg16 @ d32"})
+	if strings.Join(got, "|") != "pp64|tg16 @ d32" {
+		t.Errorf("distinct: %q", got)
+	}
+	svg := barChart("eff", "%", []string{"m pp64", "m tg16"}, []float64{50, 20}, []int{0, 1}, []string{"a", "b"}, 100, true)
+	if !strings.Contains(svg, ">pp64</text>") || !strings.Contains(svg, ">tg16</text>") {
+		t.Errorf("no bar labels:\n%s", svg)
+	}
+}

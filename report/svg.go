@@ -325,6 +325,7 @@ func barChart(title, ylabel string, labels []string, vals []float64, groups []in
 	if ref > 0 {
 		fmt.Fprintf(&f.b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="black" stroke-dasharray="4 3"/>`, padL, chartW-padR, f.py(ref), f.py(ref))
 	}
+	barLabels(f, labels, w)
 	for i, n := range groupNames {
 		f.legend(i, n)
 	}
