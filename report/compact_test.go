@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
 )
@@ -85,5 +86,19 @@ func TestParallelTagged(t *testing.T) {
 	WriteWith(&b, "csv", recs, Options{TagParallel: true})
 	if !strings.Contains(b.String(), "llama 8B Q4_0 np 4") || strings.Count(b.String(), "np 4") != 1 {
 		t.Errorf("csv:\n%s", b.String())
+	}
+}
+
+// Records of one setting are shown pp first, then tg, as llama-bench
+// shows them, whatever order a sweep measured them in.
+func TestGroupedShowsPPFirst(t *testing.T) {
+	recs := compactRecords()
+	recs[1].NDepth = 0
+	recs[0], recs[1] = recs[1], recs[0] // tg, then pp
+	for i := range recs {
+		recs[i].Key = point.Key{Model: "m", NPrompt: recs[i].NPrompt, NGen: recs[i].NGen, Parallel: 1}
+	}
+	if got := Grouped(recs); !got[0].IsPrompt() || got[1].IsPrompt() {
+		t.Errorf("order: %s, %s", got[0].Test, got[1].Test)
 	}
 }

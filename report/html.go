@@ -108,7 +108,10 @@ func grouped(recs []*record.Record, xFacet int, point func(r *record.Record) (x,
 			}
 		}
 		if len(name) == 0 {
-			name = []string{modelName(rs[0]), rs[0].ModelFileType}
+			name = []string{modelName(rs[0])}
+			if t := rs[0].ModelFileType; !strings.Contains(name[0], t) {
+				name = append(name, t)
+			}
 		}
 		type pt struct {
 			x, y, err float64

@@ -146,19 +146,41 @@ var columns = []column{
 	{"itl p99 ms", true, func(r *record.Record) string { return ms(r.ITL, func(l *stats.Latency) float64 { return l.P99 }) }},
 }
 
-// Grouped orders records by model and quantization, keeping the order
-// within each group, as a sweep's closing table shows them; it sorts recs
-// in place.
+// Grouped orders records by model and quantization, and within each the
+// tests of the same settings as llama-bench shows them (pp, then tg, then
+// pp+tg), keeping the order otherwise, as a sweep's closing table shows
+// them; it sorts recs in place.
 func Grouped(recs []record.Record) []record.Record {
 	out := recs // in place: a large file's records are not copied again
-	first := map[string]int{}
+	first, firstSet := map[string]int{}, map[string]int{}
 	for i, r := range out {
 		if _, ok := first[group(&r)]; !ok {
 			first[group(&r)] = i
 		}
+		if _, ok := firstSet[testSettings(&r)]; !ok {
+			firstSet[testSettings(&r)] = i
+		}
 	}
-	slices.SortStableFunc(out, func(a, b record.Record) int { return first[group(&a)] - first[group(&b)] })
+	kind := func(r *record.Record) int {
+		switch {
+		case r.IsCombined():
+			return 2
+		case r.IsPrompt():
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(out, func(a, b record.Record) int {
+		return cmp.Or(first[group(&a)]-first[group(&b)], firstSet[testSettings(&a)]-firstSet[testSettings(&b)], kind(&a)-kind(&b))
+	})
 	return out
+}
+
+// testSettings names a record's settings but for its test's token counts.
+func testSettings(r *record.Record) string {
+	k := r.Key
+	k.NPrompt, k.NGen, k.Sampling = 0, 0, ""
+	return k.String()
 }
 
 func group(r *record.Record) string { return cmp.Or(r.ModelID, r.ModelFile) + "|" + r.ModelFileType }
