@@ -89,6 +89,10 @@ func TestProfile(t *testing.T) {
 	if ps[0].Test != "pp32@d16" || ps[1].Test != "tg8@d16" {
 		t.Errorf("tests %s, %s", ps[0].Test, ps[1].Test)
 	}
+	// One point: lists are run's.
+	if r := tokbench(t, "profile", "-m", tinyModel(t), "-p", "16,32", "-n", "4"); r.code != 2 || !strings.Contains(r.stderr, "one -p") {
+		t.Errorf("profile -p 16,32: exit %d: %s", r.code, r.stderr)
+	}
 	h := tokbench(t, "profile", "-m", tinyModel(t), "-p", "16", "-n", "4", "-o", "html")
 	if h.code != 0 || !strings.Contains(h.stdout, "<svg") || !strings.Contains(h.stdout, "synchronize one node at a time") {
 		t.Errorf("html: exit %d: %s", h.code, h.stderr)

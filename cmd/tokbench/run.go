@@ -25,16 +25,23 @@ func runCommand() *cli.Command {
 		Usage: "measure tests as llama-bench does: pp and tg for every combination of the list flags",
 		UsageText: "tokbench run -m MODEL.gguf [-m ...] [-p 512] [-n 128] [-d 0,512] [-t 1,2,4] [-b 128-1024*2] [-r 5] [-o table|md|json|jsonl|csv|sql]\n" +
 			"   tokbench run --synth llama-1b --synth-type q4_0,q8_0 -n 0 -p 64 -t 1-8",
-		Flags: append(append(testFlags(),
-			listFlag("synth", nil, "synthetic models of these presets ("+strings.Join(preset.Names(), ", ")+"), made once in the cache"),
-			listFlag("types", []string{"synth-type"}, "quantizations of the --synth models (default q8_0)"),
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: " + strings.Join(report.Formats, ", ")},
+		Flags: append(append(runFlags(report.Formats),
 			wideFlag, tagParallelFlag,
-			&cli.DurationFlag{Name: "test-step-delay", Hidden: true, Usage: "tests: make each decode step this much slower"},
 			&cli.BoolFlag{Name: "no-probe", Usage: "do not probe this hardware class's ceilings when none are known yet"},
 		), telemetryFlags()...),
 		Action: doRun,
 	}
+}
+
+// runFlags are the flags of the commands that lay out tests as run does
+// (run, profile): the test flags, the models and the output format.
+func runFlags(formats []string) []cli.Flag {
+	return append(testFlags(),
+		listFlag("synth", nil, "synthetic models of these presets ("+strings.Join(preset.Names(), ", ")+"), made once in the cache"),
+		listFlag("types", []string{"synth-type"}, "quantizations of the --synth models (default q8_0)"),
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: " + strings.Join(formats, ", ")},
+		&cli.DurationFlag{Name: "test-step-delay", Hidden: true, Usage: "tests: make each decode step this much slower"},
+	)
 }
 
 func doRun(c *cli.Context) error {
