@@ -22,14 +22,7 @@ func profileCommand() *cli.Command {
 }
 
 func doProfile(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("unexpected argument %q: flags come before arguments, and profile takes none", c.Args().First())
-	}
-	format := c.String("output")
-	if err := checkFormat(format, report.ProfileFormats); err != nil {
-		return err
-	}
-	tests, err := runTests(c)
+	tests, format, err := testsCommand(c, report.ProfileFormats)
 	if err != nil {
 		return err
 	}

@@ -45,14 +45,7 @@ func runFlags(formats []string) []cli.Flag {
 }
 
 func doRun(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("unexpected argument %q: flags come before arguments, and run takes none", c.Args().First())
-	}
-	format := c.String("output")
-	if err := checkFormat(format, report.Formats); err != nil {
-		return err
-	}
-	tests, err := runTests(c)
+	tests, format, err := testsCommand(c, report.Formats)
 	if err != nil {
 		return err
 	}
@@ -90,6 +83,20 @@ func doRun(c *cli.Context) error {
 		return fmt.Errorf("interrupted: %d test(s) finished and printed", len(recs))
 	}
 	return err
+}
+
+// testsCommand reads a command that lays out tests as run does (run,
+// profile): no arguments, an output format among formats, and the tests.
+func testsCommand(c *cli.Context, formats []string) ([]point.Point, string, error) {
+	if c.NArg() > 0 {
+		return nil, "", usagef("unexpected argument %q: flags come before arguments, and %s takes none", c.Args().First(), c.Command.Name)
+	}
+	format := c.String("output")
+	if err := checkFormat(format, formats); err != nil {
+		return nil, "", err
+	}
+	tests, err := runTests(c)
+	return tests, format, err
 }
 
 // runTests lays out run's tests as a sweep's planner does, in llama-bench's
