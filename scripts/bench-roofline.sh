@@ -19,7 +19,7 @@ bin/tokbench probe -t "$THREADS" >/dev/null
 rm -rf "${TOKBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokbench}/kernels"
 for t in $TYPES; do
   echo "== $PRESET $t"
-  # The table's footer holds one line per test: its verdict and why.
-  bin/tokbench run --synth "$PRESET" --synth-type "$t" -t "$THREADS" -p "$P" -n "$N" -r "$REPS" 2>/dev/null |
+  # The wide table's footer holds one line per test: its verdict and why.
+  bin/tokbench run --synth "$PRESET" --synth-type "$t" -t "$THREADS" -p "$P" -n "$N" -r "$REPS" --wide 2>/dev/null |
     grep -E ': (memory-bound|kernel-bound|compute-bound|software-limited|throttled|not vouched for|below ceiling|no ceiling):' || true
 done
