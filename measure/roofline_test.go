@@ -43,8 +43,12 @@ func TestRooflineOnAKnownModel(t *testing.T) {
 	// 16 tokens from depth 0: on average 8 tokens of context.
 	bytes := weights + 8*float64(r.KVBytesPerToken)
 	ceiling := 10e9 / bytes
-	if a == nil || a.PeakSource != "probe" || math.Abs(a.CeilingTs/ceiling-1) > 0.01 || math.Abs(a.Efficiency/(r.AvgTs/ceiling)-1) > 0.01 {
-		t.Fatalf("roofline %+v, want ceiling %.1f t/s and efficiency %.3f", a, ceiling, r.AvgTs/ceiling)
+	// A machine faster than the hand's 10 GB/s beats that ceiling: the
+	// ceiling is then the measured rate, and the record says so.
+	want := max(ceiling, r.AvgTs)
+	if a == nil || a.PeakSource != "probe" || math.Abs(a.BWCeilingTs/ceiling-1) > 0.01 || math.Abs(a.CeilingTs/want-1) > 0.01 ||
+		math.Abs(a.Efficiency/(r.AvgTs/want)-1) > 0.01 || (r.AvgTs > ceiling) != (a.ProbeLow != "") {
+		t.Fatalf("roofline %+v, want ceiling %.1f t/s and efficiency %.3f", a, want, r.AvgTs/want)
 	}
 	if a.Verdict == "" || a.Why == "" {
 		t.Errorf("no verdict: %+v", a)
