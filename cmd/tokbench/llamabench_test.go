@@ -34,6 +34,7 @@ func TestLlamaBenchCommandLines(t *testing.T) {
 		{[]string{"-m", m, "-p", "16", "-n", "4", "-d", "0,32"}, []string{"pp16", "tg4", "pp16@d32", "tg4@d32"}},
 		{[]string{"-m", m, "-p", "8-32*2", "-n", "0"}, []string{"pp8", "pp16", "pp32"}},
 		{[]string{"-m", m, "-p", "16", "-n", "4", "-nkvo", "1", "--cpu-strict", "0", "-mmp", "0"}, []string{"pp16", "tg4"}},
+		{[]string{"-m", m, "-p", "16", "-n", "0", "--poll", "none,50"}, []string{"pp16", "pp16"}},
 	} {
 		r := tokbench(t, append(append([]string{"run"}, c.args...), "-r", "1", "--no-kernels", "--no-probe", "-o", "json")...)
 		var recs []struct {
@@ -45,6 +46,7 @@ func TestLlamaBenchCommandLines(t *testing.T) {
 			NoKV     bool   `json:"no_kv_offload"`
 			UseMmap  bool   `json:"use_mmap"`
 			NPrompt  int    `json:"n_prompt"`
+			Poll     int    `json:"poll"`
 			Backends string `json:"backends"`
 		}
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &recs) != nil {
@@ -72,6 +74,9 @@ func TestLlamaBenchCommandLines(t *testing.T) {
 		}
 		if slices.Contains(c.args, "-ngl") && (recs[0].NGL != 10 || recs[2].NGL != 20) {
 			t.Errorf("-ngl 10,20: %d, %d", recs[0].NGL, recs[2].NGL)
+		}
+		if slices.Contains(c.args, "--poll") && (recs[0].Poll != -1 || recs[1].Poll != 50) {
+			t.Errorf("--poll none,50: poll %d, %d", recs[0].Poll, recs[1].Poll)
 		}
 		if slices.Contains(c.args, "-nkvo") && (!recs[0].NoKV || recs[0].UseMmap) {
 			t.Errorf("-nkvo 1 -mmp 0: no_kv_offload %v, use_mmap %v", recs[0].NoKV, recs[0].UseMmap)

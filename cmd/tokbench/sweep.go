@@ -139,7 +139,18 @@ func axesFromFlags(c *cli.Context, s *sweep.Spec) error {
 		"n-cpu-moe": &s.NCPUMoE, "poll": &s.Poll}
 	for name, ax := range ints {
 		if c.IsSet(name) {
-			v, err := sweep.ParseInts(list(c, name))
+			text := list(c, name)
+			if name == "poll" {
+				// --poll none: no thread pool, -1 in the axis.
+				vals := strings.Split(text, ",")
+				for i, v := range vals {
+					if strings.TrimSpace(v) == "none" {
+						vals[i] = "-1"
+					}
+				}
+				text = strings.Join(vals, ",")
+			}
+			v, err := sweep.ParseInts(text)
 			if err != nil {
 				return usagef("--%s: %v", name, err)
 			}
