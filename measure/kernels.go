@@ -116,12 +116,16 @@ func (kt KernelTimer) one(op roofline.Op) (float64, error) {
 	if op.Flops > 5e10 {
 		iters = 3
 	}
+	before := gpu.ReadCPUCounters("/", "self")
 	s, err := engine.TimeOps(kt.Device.Index, kt.Threads, []engine.OpCopies{{Op: run, Copies: copies}}, iters, opBudget)
 	if err != nil {
 		return 0, err
 	}
 	ms = 1000 * s * scale * float64(op.Count) / float64(copies)
-	if kt.Dir != "" && os.MkdirAll(filepath.Dir(path), 0o755) == nil {
+	// A timing taken while other processes ran is used once, not kept:
+	// kept, it would stand for this op on this machine from then on.
+	busy := gpu.NoiseBetween(before, gpu.ReadCPUCounters("/", "self")).OtherCPUPct > gpu.MaxOtherCPUPct
+	if kt.Dir != "" && !busy && os.MkdirAll(filepath.Dir(path), 0o755) == nil {
 		b, _ := json.Marshal(ms)
 		os.WriteFile(path, b, 0o644)
 	}

@@ -2,6 +2,8 @@ package measure
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -122,4 +124,37 @@ func TestKernelTimerStops(t *testing.T) {
 	if _, err := engine.TimeOps(0, 2, []engine.OpCopies{{Op: ops[0], Copies: 1}}, 1000000, time.Millisecond); err != nil || time.Since(start) > 5*time.Second {
 		t.Errorf("a million runs within a 1 ms budget took %s: %v", time.Since(start), err)
 	}
+}
+
+// A kernel timed while another process keeps a core busy is used once,
+// not cached (it would stand for the op on this machine from then on);
+// timed on a quiet machine, it is cached.
+func TestBusyKernelsNotCached(t *testing.T) {
+	op := roofline.Op{Name: "mul_mat f16 2048x2048", Kind: roofline.OpMatMul, Type: "f16", A: 2048, B: 2048, N: 64, Count: 4}
+	dir := t.TempDir()
+	kt := KernelTimer{Dir: dir, Class: "c", Build: "b", Threads: 2}
+	cached := func() int {
+		m, _ := filepath.Glob(filepath.Join(dir, "kernels", "c", "*.json"))
+		return len(m)
+	}
+	busy := exec.Command("sh", "-c", "while :; do :; done")
+	if err := busy.Start(); err != nil {
+		t.Skip("no shell:", err)
+	}
+	ks, err := kt.Time([]roofline.Op{op})
+	busy.Process.Kill()
+	busy.Wait()
+	if err != nil || len(ks) != 1 || ks[0].Ms <= 0 || cached() != 0 {
+		t.Fatalf("busy: %v %+v, %d cached", err, ks, cached())
+	}
+	// Quiet now (a few tries: a machine is seldom quiet for sure).
+	for range 3 {
+		if _, err := kt.Time([]roofline.Op{op}); err != nil {
+			t.Fatal(err)
+		}
+		if cached() == 1 {
+			return
+		}
+	}
+	t.Errorf("quiet: %d cached", cached())
 }
