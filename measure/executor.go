@@ -42,10 +42,16 @@ func Measure(ctx context.Context, p point.Point, env Env, sampler *telemetry.Sam
 // done (if not nil) as soon as it is measured; records measured before an
 // error or cancellation are returned with the error.
 func Tests(ctx context.Context, tests []point.Point, env Env, sampler *telemetry.Sampler, done func(record.Record)) ([]record.Record, error) {
-	checked := map[point.ContextKey]bool{}
-	for _, p := range tests {
-		if !checked[p.ContextKey()] {
-			checked[p.ContextKey()] = true
+	// A context is made once for the tests that share it, sized for the
+	// largest of them (Executor.Run): that test is the one to check.
+	largest := map[point.ContextKey]int{}
+	for i, p := range tests {
+		if j, ok := largest[p.ContextKey()]; !ok || p.NCtx() > tests[j].NCtx() {
+			largest[p.ContextKey()] = i
+		}
+	}
+	for i, p := range tests {
+		if largest[p.ContextKey()] == i {
 			if err := Check(p); err != nil {
 				return nil, err
 			}

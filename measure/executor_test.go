@@ -304,3 +304,18 @@ func TestOutliers(t *testing.T) {
 		t.Errorf("kept: %+v %+v", rec.Result, rec.Noise)
 	}
 }
+
+// Tests that share a context are checked for the largest of them, the one
+// the context is sized for: a depth past what the model was trained for
+// is refused before anything is measured, even behind a test that fits.
+func TestTestsCheckTheLargest(t *testing.T) {
+	fits, deep := tinyPoint(), tinyPoint()
+	fits.NGen, deep.NGen = 0, 0
+	deep.NDepth = 8000 // the tiny model is trained for 4096
+	measured := 0
+	recs, err := Tests(context.Background(), []point.Point{fits, deep}, DescribeEnv("test"), nil, func(record.Record) { measured++ })
+	var ie *point.InputError
+	if !errors.As(err, &ie) || len(recs) != 0 || measured != 0 {
+		t.Errorf("err %v, %d records, %d measured", err, len(recs), measured)
+	}
+}
