@@ -16,9 +16,11 @@ const helpWidth = 100
 func flagHelp(f cli.Flag) string {
 	names := f.Names()
 	var parts []string
-	for _, n := range names {
+	for i, n := range names {
+		// Short names and aliases are llama-bench's single-dash spellings
+		// (-pg, -ngl, -ctk); the rest take two.
 		dash := "--"
-		if len(n) <= 2 || n == "ngl" || n == "ncmoe" || n == "ctk" || n == "ctv" || n == "nkvo" || n == "mmp" || n == "dev" || n == "embd" || n == "nopo" {
+		if len(n) <= 2 || (i > 0 && len(n) <= 5) {
 			dash = "-"
 		}
 		parts = append(parts, dash+n)

@@ -144,7 +144,7 @@ func qualityModels(c *cli.Context, cacheDir string) ([]measure.QualityModel, err
 			return nil, usagef("--quantize-from needs --types: the quantizations to compare with it")
 		}
 		s := &sweep.Spec{QuantizeFrom: src}
-		s.Types.Values = splitList(c.String("types"))
+		s.Types.Values = sweep.SplitList(c.String("types"))
 		refs, err := sweep.Models(s, cacheDir, os.Stderr, func(path string) error { return checkModel(c, path) })
 		if err != nil {
 			return nil, err
@@ -158,7 +158,7 @@ func qualityModels(c *cli.Context, cacheDir string) ([]measure.QualityModel, err
 	if len(paths) == 0 {
 		return nil, usagef("no models: give the base first and then the models to compare (-m BASE.gguf -m Q4_K_M.gguf), or --quantize-from BASE.gguf --types q4_k_m")
 	}
-	ids := splitList(c.String("model-ids"))
+	ids := sweep.SplitList(c.String("model-ids"))
 	if len(ids) > 0 && len(ids) != len(paths) {
 		return nil, usagef("--model-ids names %d models but -m gives %d", len(ids), len(paths))
 	}

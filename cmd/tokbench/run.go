@@ -126,9 +126,6 @@ func runTests(c *cli.Context) ([]point.Point, error) {
 	if !slices.Contains(s.Sampling.Values, "off") {
 		s.Sampling.Values = append([]string{"off"}, s.Sampling.Values...)
 	}
-	if err := engine.CheckPlacement(s.Placement()); err != nil {
-		return nil, usageErr(err)
-	}
 	dir, err := measure.CacheDir()
 	if err != nil {
 		return nil, err

@@ -161,7 +161,7 @@ func axesFromFlags(c *cli.Context, s *sweep.Spec) error {
 		"cache-type-k": &s.TypeK, "cache-type-v": &s.TypeV, "sampling": &s.Sampling}
 	for name, ax := range strs {
 		if c.IsSet(name) {
-			*ax = sweep.Strs(splitList(list(c, name))...)
+			*ax = sweep.Strs(sweep.SplitList(list(c, name))...)
 		}
 	}
 	if c.IsSet("model") {
@@ -170,15 +170,13 @@ func axesFromFlags(c *cli.Context, s *sweep.Spec) error {
 	return nil
 }
 
-func splitList(s string) []string { return sweep.SplitList(s) }
-
 // modelList reads -m: a comma list of files, unless the whole value names
 // a file (one whose name holds a comma; "\\," also escapes one).
 func modelList(v string) []string {
 	if fi, err := os.Stat(v); err == nil && fi.Mode().IsRegular() {
 		return []string{v}
 	}
-	return splitList(v)
+	return sweep.SplitList(v)
 }
 
 func doSweep(c *cli.Context) error {
