@@ -51,7 +51,7 @@ export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 ARM64_BIN   ?= bin/arm64/tokbench
 ARM64_FLAGS ?= -O3 -march=armv8.2-a+dotprod+fp16
 
-.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline bench-quality cuda vulkan clean env
+.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline bench-moe bench-quality cuda vulkan clean env
 
 all: build
 
@@ -140,6 +140,11 @@ bench-probe: build
 # a synthetic Llama-1B in Q4_0, Q8_0 and F16.
 bench-roofline: build
 	scripts/bench-roofline.sh
+
+# A mixture of experts (8 experts, 2 used) against a dense model with its
+# active parameters: decode t/s and bytes per step at B=1 and B=8.
+bench-moe: build
+	scripts/bench-moe.sh
 
 # ggml's AMX kernels against the default build (AMX off) on an Intel Xeon
 # with AMX: pp and tg of a synthetic Llama-1B in Q4_0, Q8_0 and Q4_K_M.

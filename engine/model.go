@@ -44,6 +44,12 @@ type Meta struct {
 	WeightBytes int64            `json:"weight_bytes"` // all tensor data
 	EmbdBytes   int64            `json:"embd_bytes"`   // token_embd.weight
 	Tied        bool             `json:"tied_output"`  // token_embd doubles as the output projection
+	// A mixture of experts: experts per layer, used per token, and the
+	// bytes and weights of all of them (0: dense).
+	NExpert      int   `json:"n_expert,omitempty"`
+	NExpertUsed  int   `json:"n_expert_used,omitempty"`
+	ExpertBytes  int64 `json:"expert_bytes,omitempty"`
+	ExpertParams int64 `json:"expert_params,omitempty"`
 }
 
 // Model is a loaded llama.cpp model. Close frees it.
@@ -102,6 +108,8 @@ func LoadModel(path string, opts ModelOptions) (*Model, error) {
 	if t, ok := f.Tensor("token_embd.weight"); ok {
 		md.Meta.EmbdBytes = t.Bytes()
 	}
+	x := f.Experts(h)
+	md.Meta.NExpert, md.Meta.NExpertUsed, md.Meta.ExpertBytes, md.Meta.ExpertParams = int(x.Count), int(x.Used), x.Bytes, x.Params
 	return md, nil
 }
 

@@ -7,6 +7,7 @@
 #include "profile.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,19 @@
 static void tb_fill(struct ggml_tensor *t, uint64_t seed) {
     int64_t k = t->ne[0], rows = ggml_nrows(t);
     size_t row = ggml_row_size(t->type, k);
+    long long experts = 0;
+    if (t->type == GGML_TYPE_I32 && sscanf(t->name, "tb_ids_%lld", &experts) == 1 && experts > 0) {
+        // A mixture's routing, ids[k, n]: token i's j-th expert is
+        // (i*k + j) mod e, so that each token's are distinct (k <= e),
+        // the tokens together read all e, and evenly.
+        int32_t *ids = malloc(sizeof(int32_t) * (size_t)ggml_nelements(t));
+        for (int64_t i = 0; i < t->ne[1]; i++) {
+            for (int64_t j = 0; j < k; j++) ids[i * k + j] = (int32_t)((i * k + j) % experts);
+        }
+        ggml_backend_tensor_set(t, ids, 0, ggml_nbytes(t));
+        free(ids);
+        return;
+    }
     if (t->type == GGML_TYPE_I32 || t->type == GGML_TYPE_I64) {
         // Row indices and positions: 0, 1, 2, ... (in range of anything).
         size_t es = ggml_type_size(t->type);
@@ -108,6 +122,15 @@ static void tb_build(struct ggml_context *data, struct ggml_context *ops, struct
         case TB_OP_MATMUL: {
             struct ggml_tensor *w = ggml_new_tensor_2d(data, ty, a, b);
             out = ggml_mul_mat(ops, w, ggml_new_tensor_2d(data, GGML_TYPE_F32, a, n));
+            tb_weights_add(ws, w, out);
+            break;
+        }
+        case TB_OP_MATMUL_ID: {
+            // Only the e experts read are made: ids name each of them.
+            struct ggml_tensor *w = ggml_new_tensor_3d(data, ty, a, b, op->e);
+            struct ggml_tensor *ids = ggml_new_tensor_2d(data, GGML_TYPE_I32, d, n);
+            ggml_format_name(ids, "tb_ids_%lld", (long long)op->e);
+            out = ggml_mul_mat_id(ops, w, ggml_new_tensor_3d(data, GGML_TYPE_F32, a, c, n), ids);
             tb_weights_add(ws, w, out);
             break;
         }

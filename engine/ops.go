@@ -17,6 +17,7 @@ import (
 // ops.h's kinds are roofline's, in the same order.
 var _ = [1]int{}[int(roofline.OpAdd)-int(C.TB_OP_ADD)]
 var _ = [1]int{}[int(roofline.OpMatMul)-int(C.TB_OP_MATMUL)]
+var _ = [1]int{}[int(roofline.OpMatMulID)-int(C.TB_OP_MATMUL_ID)]
 
 // OpCopies is one op of a step, built Copies times in a graph.
 type OpCopies struct {
@@ -39,7 +40,7 @@ func TimeOps(dev, threads int, ops []OpCopies, iters int, budget time.Duration) 
 			return 0, err
 		}
 		cops[i] = C.tb_op{kind: C.int32_t(o.Kind), _type: C.int32_t(t), type2: C.int32_t(t2),
-			a: C.int64_t(o.A), b: C.int64_t(o.B), c: C.int64_t(o.C), d: C.int64_t(o.D), n: C.int64_t(o.N), copies: C.int32_t(o.Copies)}
+			a: C.int64_t(o.A), b: C.int64_t(o.B), c: C.int64_t(o.C), d: C.int64_t(o.D), e: C.int64_t(o.E), n: C.int64_t(o.N), copies: C.int32_t(o.Copies)}
 	}
 	clearError()
 	s := float64(C.tb_time_ops(C.int(dev), C.int(threads), (*C.tb_op)(unsafe.Pointer(&cops[0])), C.int(len(cops)), C.int(iters), C.int64_t(budget)))

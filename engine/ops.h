@@ -15,12 +15,13 @@ enum tb_op_kind {
     TB_OP_ROPE,       // rope over [a=head size, b=heads, n]
     TB_OP_GLU,        // swiglu of [a, n] gate and up
     TB_OP_ADD,        // residual add [a, n]
+    TB_OP_MATMUL_ID,  // experts: e weights [a=k, b=m] of type; n tokens of c input rows, each through d experts
 };
 
 typedef struct {
     int32_t kind;
     int32_t type, type2; // ggml types
-    int64_t a, b, c, d;
+    int64_t a, b, c, d, e;
     int64_t n;           // tokens of the step
     int32_t copies;      // independent copies in the graph
 } tb_op;

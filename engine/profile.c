@@ -2,8 +2,10 @@
 #include "profile.h"
 
 #include "ggml-cpu.h"
+#include "ggml-backend.h"
 #include "llama.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,22 +17,70 @@ int64_t tb_now_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-tb_prof *tb_prof_new(int32_t cap) {
+tb_prof *tb_prof_new(int32_t cap, int32_t n_expert) {
     tb_prof *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->nodes = calloc((size_t)cap, sizeof *p->nodes);
-    if (!p->nodes) {
-        free(p);
+    p->expert_hits = calloc((size_t)(n_expert > 0 ? n_expert : 1), sizeof *p->expert_hits);
+    p->cap_weights = 1 << 14;
+    p->weights = calloc((size_t)p->cap_weights, sizeof *p->weights);
+    if (!p->nodes || !p->expert_hits || !p->weights) {
+        tb_prof_free(p);
         return NULL;
     }
     p->cap = cap;
+    p->n_expert = n_expert;
     return p;
 }
 
 void tb_prof_free(tb_prof *p) {
     if (!p) return;
     free(p->nodes);
+    free(p->expert_hits);
+    free(p->weights);
     free(p);
+}
+
+// tb_place_weight notes where a weight the step read lives, once.
+static void tb_place_weight(tb_prof *p, const struct ggml_tensor *w, int expert) {
+    if (!w->buffer || ggml_backend_buffer_get_usage(w->buffer) != GGML_BACKEND_BUFFER_USAGE_WEIGHTS) return;
+    for (int32_t i = p->n_weights - 1; i >= 0; i--) {
+        if (p->weights[i].tensor == w) return;
+    }
+    if (p->n_weights == p->cap_weights) return;
+    tb_weight_place *wp = &p->weights[p->n_weights++];
+    wp->tensor = w;
+    snprintf(wp->name, sizeof wp->name, "%s", w->name);
+    snprintf(wp->buft, sizeof wp->buft, "%s", ggml_backend_buft_name(ggml_backend_buffer_get_type(w->buffer)));
+    wp->bytes = (int64_t)ggml_nbytes(w);
+    wp->expert = expert;
+}
+
+// tb_count_experts reads a layer's routing, ids[k, n_tokens] (I32, rows
+// possibly strided: top-k is a view of the router's argsort), wherever
+// the tensor lives, and counts the distinct experts it names.
+static void tb_count_experts(tb_prof *p, const struct ggml_tensor *t) {
+    int64_t k = t->ne[0], n = t->ne[1];
+    if (t->type != GGML_TYPE_I32 || k <= 0 || k > p->n_expert || !t->buffer) return;
+    int32_t ids[512]; // LLAMA_MAX_EXPERTS
+    uint8_t seen[512] = {0};
+    int64_t distinct = 0;
+    for (int64_t i = 0; i < n; i++) {
+        ggml_backend_tensor_get((struct ggml_tensor *)t, ids, (size_t)(i * t->nb[1]), (size_t)k * sizeof ids[0]);
+        for (int64_t j = 0; j < k; j++) {
+            int32_t e = ids[j];
+            if (e < 0 || e >= p->n_expert) continue;
+            p->expert_hits[e]++;
+            if (!seen[e]) {
+                seen[e] = 1;
+                distinct++;
+            }
+        }
+    }
+    p->moe_nodes++;
+    p->moe_distinct += distinct;
+    p->moe_tokens += n;
+    p->moe_uniform += p->n_expert * (1 - pow(1 - (double)k / p->n_expert, (double)n));
 }
 
 int64_t tb_prof_mark(tb_prof *p) {
@@ -62,5 +112,14 @@ bool tb_prof_cb(struct ggml_tensor *t, bool ask, void *user_data) {
         nt->ns = now - p->last_ns;
     }
     p->last_ns = now;
+    if ((t->op == GGML_OP_MUL_MAT || t->op == GGML_OP_MUL_MAT_ID || t->op == GGML_OP_GET_ROWS) && t->src[0]) {
+        tb_place_weight(p, t->src[0], t->op == GGML_OP_MUL_MAT_ID);
+        p->last_ns = tb_now_ns();
+    }
+    if (p->n_expert > 0 && strncmp(t->name, "ffn_moe_topk", 12) == 0) {
+        // Read outside the node's time and the gap after it.
+        tb_count_experts(p, t);
+        p->last_ns = tb_now_ns();
+    }
     return true;
 }

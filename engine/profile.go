@@ -25,6 +25,72 @@ type StepProfile struct {
 	BetweenNs int64
 	TailNs    int64
 	Nodes     []roofline.Node
+	Experts   ExpertCount
+	// Weights are the weights the steps read, where llama.cpp placed
+	// them.
+	Weights []WeightPlace
+}
+
+// WeightPlace is a weight a step read and the buffer type it is in.
+type WeightPlace struct {
+	Name   string
+	Buffer string // buffer type: CPU, CPU_REPACK, CUDA0, Vulkan0, ...
+	Bytes  int64
+	Expert bool // read through mul_mat_id: experts
+}
+
+// ExpertBytesOn sums the experts' bytes by buffer type.
+func (sp *StepProfile) ExpertBytesOn() map[string]int64 {
+	out := map[string]int64{}
+	for _, w := range sp.Weights {
+		if w.Expert {
+			out[w.Buffer] += w.Bytes
+		}
+	}
+	return out
+}
+
+// ExpertCount is how a mixture of experts routed the profiled steps'
+// tokens, read from each layer's top-k node: zero for a dense model.
+type ExpertCount struct {
+	Nodes    int64   // layers x steps
+	Distinct int64   // distinct experts, summed over the nodes
+	Tokens   int64   // tokens, summed over the nodes
+	Hits     []int64 // times each expert was chosen, all layers
+	// Uniform is the distinct experts even, independent choices of the
+	// same tokens would give, summed over the nodes (a prefill's last
+	// layer routes only the tokens whose logits are wanted).
+	Uniform float64
+}
+
+// UniformPerStep is the mean distinct experts even choices would give.
+func (x ExpertCount) UniformPerStep() float64 {
+	if x.Nodes == 0 {
+		return 0
+	}
+	return x.Uniform / float64(x.Nodes)
+}
+
+// PerStep is the mean distinct experts a layer read in a step.
+func (x ExpertCount) PerStep() float64 {
+	if x.Nodes == 0 {
+		return 0
+	}
+	return float64(x.Distinct) / float64(x.Nodes)
+}
+
+// HotShare is the most chosen expert's share of all choices (1/n if
+// the router spread them evenly).
+func (x ExpertCount) HotShare() float64 {
+	var sum, top int64
+	for _, h := range x.Hits {
+		sum += h
+		top = max(top, h)
+	}
+	if sum == 0 {
+		return 0
+	}
+	return float64(top) / float64(sum)
 }
 
 // maxProfiledNodes bounds the nodes one profile keeps (a step of a 80-layer
@@ -36,7 +102,7 @@ const maxProfiledNodes = 1 << 20
 // steps slower than an unprofiled context's. Its thread pool (newContext's,
 // as for every context) is kept across the nodes.
 func (md *Model) NewProfiledContext(o ContextOptions) (*Context, error) {
-	prof := C.tb_prof_new(maxProfiledNodes)
+	prof := C.tb_prof_new(maxProfiledNodes, C.int32_t(md.Meta.NExpert))
 	if prof == nil {
 		return nil, fmt.Errorf("profile: out of memory")
 	}
@@ -71,6 +137,10 @@ func (c *Context) profile(n int, step func(i int) error) (*StepProfile, error) {
 	}
 	p := c.prof
 	p.n, p.build_ns, p.between_ns = 0, 0, 0
+	p.moe_nodes, p.moe_distinct, p.moe_tokens, p.moe_uniform = 0, 0, 0, 0
+	p.n_weights = 0
+	hits := unsafe.Slice(p.expert_hits, max(int(p.n_expert), 1))
+	clear(hits)
 	sp := &StepProfile{Steps: n}
 	for i := 0; i < n; i++ {
 		t0 := C.tb_prof_mark(p)
@@ -82,6 +152,15 @@ func (c *Context) profile(n int, step func(i int) error) (*StepProfile, error) {
 		sp.StepNs += int64(end - t0)
 	}
 	sp.BuildNs, sp.BetweenNs = int64(p.build_ns), int64(p.between_ns)
+	if p.n_expert > 0 {
+		sp.Experts = ExpertCount{Nodes: int64(p.moe_nodes), Distinct: int64(p.moe_distinct), Tokens: int64(p.moe_tokens), Hits: make([]int64, p.n_expert), Uniform: float64(p.moe_uniform)}
+		for i, h := range hits {
+			sp.Experts.Hits[i] = int64(h)
+		}
+	}
+	for _, w := range unsafe.Slice(p.weights, int(p.n_weights)) {
+		sp.Weights = append(sp.Weights, WeightPlace{Name: C.GoString(&w.name[0]), Buffer: C.GoString(&w.buft[0]), Bytes: int64(w.bytes), Expert: w.expert != 0})
+	}
 	nodes := unsafe.Slice(p.nodes, int(p.n))
 	sp.Nodes = make([]roofline.Node, len(nodes))
 	for i, nt := range nodes {

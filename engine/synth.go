@@ -36,9 +36,20 @@ var fallback = map[C.enum_ggml_type]C.enum_ggml_type{
 	C.GGML_TYPE_Q6_K: C.GGML_TYPE_Q8_0,
 }
 
+// Routers a synthetic mixture of experts can have.
+const (
+	// RouterRandom has random weights, like every other tensor: how
+	// tokens then spread over the experts is measured, not assumed.
+	RouterRandom = "random"
+	// RouterSame has zero weights: every expert scores alike and every
+	// token goes to the same experts, the fewest bytes a step can read.
+	RouterSame = "same"
+)
+
 // SynthOptions say how to write a synthetic model.
 type SynthOptions struct {
 	Type     string // file type: f16 (default), q4_0, q4_k_m, ...
+	Router   string // a mixture of experts' router: RouterRandom (default) or RouterSame
 	Seed     uint64
 	Threads  int                     // 0: all cores
 	Progress func(done, total int64) // bytes of tensor data written
@@ -46,11 +57,15 @@ type SynthOptions struct {
 
 type synthTensor struct {
 	name   string
-	ne     [2]int64 // ne[1] == 1 for vectors
+	ne     [3]int64 // ne[1] == 1 for vectors, ne[2] the experts (1 for others)
 	typ    C.enum_ggml_type
 	norm   bool
+	zero   bool // a router that sends every token to the same experts
 	offset int64
 }
+
+// rows is how many rows of ne[0] the tensor has.
+func (t synthTensor) rows() int64 { return t.ne[1] * t.ne[2] }
 
 // Synthesize writes a llama-architecture GGUF model of the given shape with
 // random weights to path. Memory stays at a few rows per thread whatever
@@ -63,6 +78,13 @@ func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 	}
 	if o.Type == "" {
 		o.Type = "f16"
+	}
+	switch o.Router {
+	case "":
+		o.Router = RouterRandom
+	case RouterRandom, RouterSame:
+	default:
+		return fmt.Errorf("synth: router %q: use %s or %s", o.Router, RouterRandom, RouterSame)
 	}
 	name, ft, err := gguf.ParseFileType(o.Type)
 	if err != nil {
@@ -82,11 +104,11 @@ func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 		return Quantize(tmp, path, name, QuantizeOptions{Threads: o.Threads})
 	}
 	base := directTypes[name]
-	tensors := layout(s, base)
+	tensors := layout(s, base, o.Router == RouterSame)
 
 	g := C.gguf_init_empty()
 	defer C.gguf_free(g)
-	setMeta(g, s, ft, o.Seed)
+	setMeta(g, s, ft, o)
 	gctx := C.ggml_init(C.struct_ggml_init_params{
 		mem_size: C.size_t(len(tensors)+1) * C.ggml_tensor_overhead(),
 		no_alloc: true,
@@ -98,9 +120,12 @@ func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 	for i := range tensors {
 		t := &tensors[i]
 		var gt *C.struct_ggml_tensor
-		if t.ne[1] == 1 {
+		switch {
+		case t.ne[2] > 1:
+			gt = C.ggml_new_tensor_3d(gctx, t.typ, C.int64_t(t.ne[0]), C.int64_t(t.ne[1]), C.int64_t(t.ne[2]))
+		case t.ne[1] == 1:
 			gt = C.ggml_new_tensor_1d(gctx, t.typ, C.int64_t(t.ne[0]))
-		} else {
+		default:
 			gt = C.ggml_new_tensor_2d(gctx, t.typ, C.int64_t(t.ne[0]), C.int64_t(t.ne[1]))
 		}
 		cn := C.CString(t.name)
@@ -126,7 +151,7 @@ func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 	}
 	var total int64
 	for _, t := range tensors {
-		total += int64(C.ggml_row_size(t.typ, C.int64_t(t.ne[0]))) * t.ne[1]
+		total += int64(C.ggml_row_size(t.typ, C.int64_t(t.ne[0]))) * t.rows()
 	}
 	w := &synthWriter{f: f, dataStart: int64(len(meta)), threads: o.Threads, seed: o.Seed, progress: o.Progress, total: total}
 	for i, t := range tensors {
@@ -146,8 +171,8 @@ func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 	return os.Rename(part, path)
 }
 
-func layout(s preset.Shape, base C.enum_ggml_type) []synthTensor {
-	e, v, ff, kv := int64(s.NEmbd), int64(s.NVocab), int64(s.NFF), int64(s.NHeadKV*s.HeadDim())
+func layout(s preset.Shape, base C.enum_ggml_type, sameRouter bool) []synthTensor {
+	e, v, ff, q, kv := int64(s.NEmbd), int64(s.NVocab), int64(s.NFF), int64(s.NHead*s.HeadDim()), int64(s.NHeadKV*s.HeadDim())
 	quantized := C.ggml_is_quantized(base)
 	// llama.cpp's quantizer keeps the output projection (or the tied
 	// embedding that doubles as it) at Q6_K for every quantized type but
@@ -156,7 +181,7 @@ func layout(s preset.Shape, base C.enum_ggml_type) []synthTensor {
 	if quantized && base != C.GGML_TYPE_Q8_0 {
 		outType = C.GGML_TYPE_Q6_K
 	}
-	mat := func(name string, ne0, ne1 int64, t C.enum_ggml_type) synthTensor {
+	typeFor := func(ne0 int64, t C.enum_ggml_type) C.enum_ggml_type {
 		for ne0%int64(C.ggml_blck_size(t)) != 0 {
 			fb, ok := fallback[t]
 			if !ok {
@@ -164,11 +189,15 @@ func layout(s preset.Shape, base C.enum_ggml_type) []synthTensor {
 			}
 			t = fb
 		}
-		return synthTensor{name: name, ne: [2]int64{ne0, ne1}, typ: t}
+		return t
 	}
-	vec := func(name string) synthTensor {
-		return synthTensor{name: name, ne: [2]int64{e, 1}, typ: C.GGML_TYPE_F32, norm: true}
+	mat := func(name string, ne0, ne1 int64, t C.enum_ggml_type) synthTensor {
+		return synthTensor{name: name, ne: [3]int64{ne0, ne1, 1}, typ: typeFor(ne0, t)}
 	}
+	vecOf := func(name string, n int64) synthTensor {
+		return synthTensor{name: name, ne: [3]int64{n, 1, 1}, typ: C.GGML_TYPE_F32, norm: true}
+	}
+	vec := func(name string) synthTensor { return vecOf(name, e) }
 	embType := base
 	if s.Tied {
 		embType = outType
@@ -181,20 +210,41 @@ func layout(s preset.Shape, base C.enum_ggml_type) []synthTensor {
 		p := fmt.Sprintf("blk.%d.", l)
 		ts = append(ts,
 			vec(p+"attn_norm.weight"),
-			mat(p+"attn_q.weight", e, e, base),
+			mat(p+"attn_q.weight", e, q, base),
 			mat(p+"attn_k.weight", e, kv, base),
 			mat(p+"attn_v.weight", e, kv, base),
-			mat(p+"attn_output.weight", e, e, base),
+			mat(p+"attn_output.weight", q, e, base),
 			vec(p+"ffn_norm.weight"),
-			mat(p+"ffn_gate.weight", e, ff, base),
-			mat(p+"ffn_up.weight", e, ff, base),
-			mat(p+"ffn_down.weight", ff, e, base),
+		)
+		if s.ArchName() == preset.Qwen3MoE {
+			hd := int64(s.HeadDim())
+			ts = append(ts, vecOf(p+"attn_q_norm.weight", hd), vecOf(p+"attn_k_norm.weight", hd))
+		}
+		if !s.MoE() {
+			ts = append(ts,
+				mat(p+"ffn_gate.weight", e, ff, base),
+				mat(p+"ffn_up.weight", e, ff, base),
+				mat(p+"ffn_down.weight", ff, e, base),
+			)
+			continue
+		}
+		// The experts are 3-D: [in, out, expert]. The router stays F32,
+		// as llama.cpp's quantizer leaves it.
+		x, fx := int64(s.NExpert), int64(s.ExpertFF())
+		exps := func(name string, ne0, ne1 int64) synthTensor {
+			return synthTensor{name: p + name, ne: [3]int64{ne0, ne1, x}, typ: typeFor(ne0, base)}
+		}
+		router := synthTensor{name: p + "ffn_gate_inp.weight", ne: [3]int64{e, x, 1}, typ: C.GGML_TYPE_F32, zero: sameRouter}
+		ts = append(ts, router,
+			exps("ffn_gate_exps.weight", e, fx),
+			exps("ffn_up_exps.weight", e, fx),
+			exps("ffn_down_exps.weight", fx, e),
 		)
 	}
 	return ts
 }
 
-func setMeta(g *C.struct_gguf_context, s preset.Shape, ft int, seed uint64) {
+func setMeta(g *C.struct_gguf_context, s preset.Shape, ft int, o SynthOptions) {
 	str := func(k, v string) {
 		ck, cv := C.CString(k), C.CString(v)
 		C.gguf_set_val_str(g, ck, cv)
@@ -211,20 +261,36 @@ func setMeta(g *C.struct_gguf_context, s preset.Shape, ft int, seed uint64) {
 		C.gguf_set_val_f32(g, ck, C.float(v))
 		C.free(unsafe.Pointer(ck))
 	}
-	str("general.architecture", "llama")
+	arch := s.ArchName()
+	str("general.architecture", arch)
 	str("general.name", "tokbench synthetic "+s.Name)
 	u32("general.file_type", ft)
-	str("tokbench.synthetic", fmt.Sprintf("preset=%s seed=%d", s.Name, seed))
-	u32("llama.context_length", s.NCtxTrain)
-	u32("llama.embedding_length", s.NEmbd)
-	u32("llama.block_count", s.NLayer)
-	u32("llama.feed_forward_length", s.NFF)
-	u32("llama.attention.head_count", s.NHead)
-	u32("llama.attention.head_count_kv", s.NHeadKV)
-	u32("llama.rope.dimension_count", s.HeadDim())
-	u32("llama.vocab_size", s.NVocab)
-	f32("llama.attention.layer_norm_rms_epsilon", 1e-5)
-	f32("llama.rope.freq_base", s.RopeBase)
+	synthetic := fmt.Sprintf("preset=%s seed=%d", s.Name, o.Seed)
+	if s.MoE() {
+		synthetic += " router=" + o.Router
+	}
+	str("tokbench.synthetic", synthetic)
+	u32(arch+".context_length", s.NCtxTrain)
+	u32(arch+".embedding_length", s.NEmbd)
+	u32(arch+".block_count", s.NLayer)
+	u32(arch+".feed_forward_length", s.NFF)
+	u32(arch+".attention.head_count", s.NHead)
+	u32(arch+".attention.head_count_kv", s.NHeadKV)
+	u32(arch+".rope.dimension_count", s.HeadDim())
+	u32(arch+".vocab_size", s.NVocab)
+	f32(arch+".attention.layer_norm_rms_epsilon", 1e-5)
+	f32(arch+".rope.freq_base", s.RopeBase)
+	if s.HeadSize > 0 {
+		u32(arch+".attention.key_length", s.HeadDim())
+		u32(arch+".attention.value_length", s.HeadDim())
+	}
+	if s.MoE() {
+		u32(arch+".expert_count", s.NExpert)
+		u32(arch+".expert_used_count", s.NExpertUsed)
+		if arch != preset.Llama {
+			u32(arch+".expert_feed_forward_length", s.ExpertFF())
+		}
+	}
 	str("tokenizer.ggml.model", "llama")
 	u32("tokenizer.ggml.unknown_token_id", 0)
 	u32("tokenizer.ggml.bos_token_id", 1)
@@ -252,9 +318,13 @@ func (w *synthWriter) tensor(idx int, t synthTensor) error {
 	}
 	rowBytes := int64(C.ggml_row_size(t.typ, C.int64_t(t.ne[0])))
 	rowsPer := max(1, chunkElems/t.ne[0])
-	nChunks := (t.ne[1] + rowsPer - 1) / rowsPer
+	nChunks := (t.rows() + rowsPer - 1) / rowsPer
 	scale := float32(math.Sqrt(3 / float64(t.ne[0])))
-	if t.norm {
+	constant := t.norm || t.zero
+	switch {
+	case t.zero:
+		scale = 0
+	case t.norm:
 		scale = 1
 	}
 	type buf struct {
@@ -274,11 +344,11 @@ func (w *synthWriter) tensor(idx int, t synthTensor) error {
 			go func(k int64) {
 				defer wg.Done()
 				c := c0 + k
-				rows := min(rowsPer, t.ne[1]-c*rowsPer)
+				rows := min(rowsPer, t.rows()-c*rowsPer)
 				seed := w.seed*0x9E3779B97F4A7C15 ^ uint64(idx)<<40 ^ uint64(c)
 				b := bufs[k]
 				sizes[k] = int64(C.tb_synth_rows(t.typ, C.int64_t(rows), C.int64_t(t.ne[0]), C.uint64_t(seed),
-					C.float(scale), C.bool(t.norm), (*C.float)(unsafe.Pointer(&b.scratch[0])), unsafe.Pointer(&b.out[0])))
+					C.float(scale), C.bool(constant), (*C.float)(unsafe.Pointer(&b.scratch[0])), unsafe.Pointer(&b.out[0])))
 			}(k)
 		}
 		wg.Wait()

@@ -18,6 +18,9 @@ type Hparams struct {
 	KeyLength  int64 // per-head K size
 	ValLength  int64 // per-head V size
 	TiedOutput bool  // no output.weight: the embedding doubles as output
+	// NExpert is the experts per layer (0: dense), NExpertUsed those a
+	// token is routed to.
+	NExpert, NExpertUsed int64
 }
 
 // NEmbdKGQA is the K width per token and layer (n_head_kv * head size).
@@ -120,6 +123,8 @@ func (f *File) Validate() (Hparams, error) {
 	if err := f.checkTensorTypes(); err != nil {
 		return h, err
 	}
+	h.NExpert, _ = f.Int(arch + ".expert_count")
+	h.NExpertUsed, _ = f.Int(arch + ".expert_used_count")
 	return h, f.checkHparams(arch, h.NLayer)
 }
 

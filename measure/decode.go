@@ -21,6 +21,10 @@ func DecodeRoofline(p point.Point, meta engine.Meta, env Env, depth, gen int, ts
 	in := roofline.Inputs{Tokens: gen, Depth: depth, Parallel: p.Parallel, UBatch: p.UBatch(),
 		WeightsBytes: float64(weights), KVBytesPerToken: float64(kv), Params: float64(params),
 		NLayer: meta.NLayer, NEmbd: meta.NEmbd, MeasuredTs: ts}
+	if x := expertsOf(meta, p); x != nil {
+		// Not observed under load: an even router's expectation.
+		in.ExpertBytes, in.NExpert, in.ExpertsPerStep = float64(x.Bytes), x.Count, x.Uniform
+	}
 	in.SetTelemetry(tel)
 	return roofline.Analyze(in, pk), nil
 }

@@ -52,12 +52,17 @@ func Unmeasured(p point.Point, env Env, status record.Status, reason string) rec
 // bytes it reads (every weight but the embedding table, a lookup of a few
 // rows, unless that table is also the output projection), the K+V bytes
 // per token of context (all layers, in the cache's types) and the weights
-// that take part in its matrix products.
+// that take part in a token's matrix products. A mixture of experts'
+// experts are left out of weights (which of them a step reads is the
+// Experts' part) and count in flopParams as the share a token uses.
 func StepCost(meta engine.Meta, typeK, typeV string) (weights, kvPerToken, flopParams int64) {
 	if meta.NLayer == 0 {
 		return 0, 0, 0
 	}
-	weights, flopParams = meta.WeightBytes, int64(meta.NParams)
+	weights, flopParams = meta.WeightBytes-meta.ExpertBytes, int64(meta.NParams)
+	if meta.NExpert > 0 {
+		flopParams -= meta.ExpertParams - meta.ExpertParams*int64(meta.NExpertUsed)/int64(meta.NExpert)
+	}
 	if !meta.Tied {
 		weights -= meta.EmbdBytes
 		flopParams -= int64(meta.NVocab) * int64(meta.NEmbd)
@@ -117,6 +122,9 @@ func fill(r record.Record, p point.Point, meta engine.Meta, env Env) record.Reco
 	r.ModelFile, r.ModelType, r.ModelSize, r.ModelParams = p.Model, meta.Desc, meta.Size, meta.NParams
 	r.ModelFileType, r.ModelFileSize = meta.FileType, meta.FileSize
 	r.WeightsStepBytes, r.KVBytesPerToken, r.FlopParams = StepCost(meta, p.TypeK, p.TypeV)
+	if r.Experts == nil { // else measured
+		r.Experts = expertsOf(meta, p)
+	}
 	r.ModelNLayer, r.ModelNEmbd = meta.NLayer, meta.NEmbd
 	r.NPrompt, r.NGen = p.NPrompt, p.NGen
 	if r.Test == "" {

@@ -252,22 +252,13 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 		return nil, wrapTimeout(err, p)
 	}
 	ph.MeasureMs = ms(time.Since(t0))
-	if p.Kernels && !p.Combined {
-		// The test's pool would spin beside the kernels timed alone.
+	if (p.Kernels || e.model.Meta.NExpert > 0) && !p.Combined {
+		// Outside the timed region; a failure costs the decomposition
+		// or the experts' count, not the measurement. The test's pool
+		// would spin beside the steps observed and the kernels timed.
 		s.c.Idle()
 		t0 = time.Now()
-		// Outside the timed region; a failure costs the decomposition,
-		// not the measurement.
-		if rec.Kernels, err = e.kernelsFor(p, s.c.FlashAttn, func() bool { return ctx.Err() != nil || s.stopping() }); err != nil {
-			rec.KernelsNote = "kernels not timed: " + err.Error()
-		} else if ctx.Err() == nil && !s.stopping() {
-			// What of the step is outside its nodes, measured, so that the
-			// rest of what the kernels alone do not explain is not called
-			// software.
-			if rec.OutsideMs, err = OutsideNodes(e.model, p); err != nil {
-				rec.KernelsNote = "time outside the graph's nodes not measured: " + err.Error()
-			}
-		}
+		e.observe(ctx, s, p, rec)
 		ph.KernelsMs = ms(time.Since(t0))
 	}
 	rec.Phases = &ph
@@ -277,6 +268,35 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 	}
 	rec.Status = record.StatusOK
 	return rec, nil
+}
+
+// observe watches a few of p's steps (the time outside the graph's
+// nodes; a mixture's routing and placement), then times the step's
+// kernels alone with the experts the steps read.
+func (e *Executor) observe(ctx context.Context, s *session, p point.Point, rec *record.Record) {
+	stop := func() bool { return ctx.Err() != nil || s.stopping() }
+	rec.Experts = expertsOf(e.model.Meta, p)
+	obs, err := Observe(e.model, p)
+	if err != nil {
+		rec.KernelsNote = "steps not observed (the time outside the graph's nodes, the experts read): " + err.Error()
+		if rec.Experts != nil {
+			rec.Experts.Note = "not measured: " + err.Error()
+		}
+	} else {
+		setRouting(rec.Experts, obs.Steps)
+	}
+	if !p.Kernels || stop() {
+		return
+	}
+	experts := 0.0
+	if rec.Experts != nil {
+		experts = rec.Experts.PerStep()
+	}
+	if rec.Kernels, err = e.kernelsFor(p, s.c.FlashAttn, experts, stop); err != nil {
+		rec.Kernels, rec.KernelsNote = nil, "kernels not timed: "+err.Error()
+		return
+	}
+	rec.OutsideMs = obs.OutsideMs
 }
 
 func (e *Executor) generate(s *session, p point.Point) (*record.Record, error) {

@@ -25,7 +25,7 @@ func TestKernelsAddUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, step := range []struct{ tokens, ctx, outputs int64 }{{1, 16, 1}, {48, 24, 1}} {
-		ops := roofline.StepOps(StepShape(f, h, "f16", "f16", true), step.tokens, step.ctx, step.outputs)
+		ops := roofline.StepOps(StepShape(f, h, "f16", "f16", true, 0), step.tokens, step.ctx, step.outputs)
 		var ratios []float64
 		for range 3 {
 			var sum float64
@@ -114,7 +114,7 @@ func TestKernelTimerStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops := roofline.StepOps(StepShape(f, h, "f16", "f16", false), 1, 8, 1)
+	ops := roofline.StepOps(StepShape(f, h, "f16", "f16", false, 0), 1, 8, 1)
 	calls := 0
 	kt := KernelTimer{Threads: 2, Stop: func() bool { calls++; return calls > 3 }}
 	if ks, err := kt.Time(ops); err != errKernelsStopped || ks != nil {

@@ -106,17 +106,23 @@ func profiled(m *engine.Model, t point.Point, run func(*session) (*engine.StepPr
 	return run(prof)
 }
 
-// outsideSteps is how many decode steps OutsideNodes observes (a prefill:
-// one ubatch): enough to average, few enough to cost little next to the
-// test.
+// outsideSteps is how many decode steps Observe watches (a prefill: one
+// ubatch): enough to average, few enough to cost little next to the test.
 const outsideSteps = 8
 
-// OutsideNodes is the time per step of t spent outside its graph's nodes,
-// in ms: graph build, allocation and inputs before the first node,
-// outputs after the last (not the time between nodes, which observing
-// each node adds). What the step takes beyond its kernels timed alone and
-// this is the kernels running slower in the step than alone.
-func OutsideNodes(m *engine.Model, t point.Point) (float64, error) {
+// Observed is what a short profiled run of a test's steps saw.
+type Observed struct {
+	// OutsideMs is the time per step outside the graph's nodes: graph
+	// build, allocation and inputs before the first node, outputs after
+	// the last (not the time between nodes, which observing each node
+	// adds). What the step takes beyond its kernels timed alone and this
+	// is the kernels running slower in the step than alone.
+	OutsideMs float64
+	Steps     *engine.StepProfile // the experts' routing and the weights' placement
+}
+
+// Observe runs a few of t's steps on a profiled context, as measured.
+func Observe(m *engine.Model, t point.Point) (Observed, error) {
 	if t.NGen > 0 {
 		t.NGen = min(t.NGen, outsideSteps)
 	} else {
@@ -134,7 +140,7 @@ func OutsideNodes(m *engine.Model, t point.Point) (float64, error) {
 		return s.c.ProfileSteps(t.Parallel, t.NDepth, t.NGen)
 	})
 	if err != nil {
-		return 0, err
+		return Observed{}, err
 	}
-	return float64(sp.BuildNs+sp.TailNs) / 1e6 / float64(max(sp.Steps, 1)), nil
+	return Observed{OutsideMs: float64(sp.BuildNs+sp.TailNs) / 1e6 / float64(max(sp.Steps, 1)), Steps: sp}, nil
 }

@@ -9,19 +9,32 @@ import (
 	"strings"
 )
 
+// Architectures tokbench synthesizes.
+const (
+	Llama    = "llama"    // dense, or Mixtral's experts when NExpert > 0
+	Qwen3MoE = "qwen3moe" // Qwen3's experts: per-head q/k norms, no shared expert
+)
+
 // Shape is the architecture of a llama-family model: what decides its
 // speed, independent of the weights' values.
 type Shape struct {
 	Name      string `json:"name"`
+	Arch      string `json:"arch,omitempty"` // "" is Llama
 	NVocab    int    `json:"n_vocab"`
 	NEmbd     int    `json:"n_embd"`
 	NLayer    int    `json:"n_layer"`
-	NFF       int    `json:"n_ff"`
+	NFF       int    `json:"n_ff"` // a dense layer's; llama's experts have this width too
 	NHead     int    `json:"n_head"`
 	NHeadKV   int    `json:"n_head_kv"`
+	HeadSize  int    `json:"head_dim,omitempty"` // 0: n_embd / n_head
 	NCtxTrain int    `json:"n_ctx_train"`
 	RopeBase  float32
 	Tied      bool `json:"tied_embeddings"` // no output.weight; token_embd is reused
+	// Experts (mixture of experts): NExpert per layer, NExpertUsed of
+	// them per token, each NFFExp wide (qwen3moe; llama's are NFF wide).
+	NExpert     int `json:"n_expert,omitempty"`
+	NExpertUsed int `json:"n_expert_used,omitempty"`
+	NFFExp      int `json:"n_ff_exp,omitempty"`
 }
 
 // Presets are real models' shapes (from their published configs), plus
@@ -34,6 +47,14 @@ var Presets = map[string]Shape{
 	"llama-8b":    {Name: "llama-8b", NVocab: 128256, NEmbd: 4096, NLayer: 32, NFF: 14336, NHead: 32, NHeadKV: 8, NCtxTrain: 131072, RopeBase: 500000},
 	"llama2-7b":   {Name: "llama2-7b", NVocab: 32000, NEmbd: 4096, NLayer: 32, NFF: 11008, NHead: 32, NHeadKV: 32, NCtxTrain: 4096, RopeBase: 10000},
 	"llama-70b":   {Name: "llama-70b", NVocab: 128256, NEmbd: 8192, NLayer: 80, NFF: 28672, NHead: 64, NHeadKV: 8, NCtxTrain: 131072, RopeBase: 500000},
+	// Mixtures of experts. tiny-moe has tiny's active parameters: 2 of 8
+	// experts of half tiny's feed-forward width.
+	"tiny-moe": {Name: "tiny-moe", NVocab: 1024, NEmbd: 256, NLayer: 2, NFF: 384, NHead: 4, NHeadKV: 2, NCtxTrain: 4096, RopeBase: 10000,
+		NExpert: 8, NExpertUsed: 2},
+	"mixtral-8x7b": {Name: "mixtral-8x7b", NVocab: 32000, NEmbd: 4096, NLayer: 32, NFF: 14336, NHead: 32, NHeadKV: 8, NCtxTrain: 32768, RopeBase: 1e6,
+		NExpert: 8, NExpertUsed: 2},
+	"qwen3-30b-a3b": {Name: "qwen3-30b-a3b", Arch: Qwen3MoE, NVocab: 151936, NEmbd: 2048, NLayer: 48, NFF: 6144, NHead: 32, NHeadKV: 4, HeadSize: 128,
+		NCtxTrain: 40960, RopeBase: 1e6, NExpert: 128, NExpertUsed: 8, NFFExp: 768},
 }
 
 // Names lists the presets, smallest first.
@@ -56,17 +77,64 @@ func Lookup(name string) (Shape, error) {
 }
 
 // HeadDim is the per-head width.
-func (s Shape) HeadDim() int { return s.NEmbd / s.NHead }
+func (s Shape) HeadDim() int {
+	if s.HeadSize > 0 {
+		return s.HeadSize
+	}
+	return s.NEmbd / s.NHead
+}
+
+// ArchName is the GGUF architecture.
+func (s Shape) ArchName() string {
+	if s.Arch == "" {
+		return Llama
+	}
+	return s.Arch
+}
+
+// MoE says whether the feed-forward layers are experts.
+func (s Shape) MoE() bool { return s.NExpert > 0 }
+
+// ExpertFF is one expert's feed-forward width.
+func (s Shape) ExpertFF() int {
+	if s.NFFExp > 0 && s.ArchName() != Llama {
+		return s.NFFExp
+	}
+	return s.NFF
+}
 
 // Params is the number of weights.
 func (s Shape) Params() int64 {
-	e, f, kv := int64(s.NEmbd), int64(s.NFF), int64(s.NHeadKV*s.HeadDim())
-	layer := e*e*2 + e*kv*2 + 3*e*f + 2*e
-	n := int64(s.NLayer)*layer + int64(s.NVocab)*e + e
-	if !s.Tied {
-		n += int64(s.NVocab) * e
+	total, _ := s.params()
+	return total
+}
+
+// ActiveParams is the weights a token's matrix products use: the
+// experts it is routed to, not all of them (Params for a dense model).
+func (s Shape) ActiveParams() int64 {
+	_, active := s.params()
+	return active
+}
+
+func (s Shape) params() (total, active int64) {
+	e, q, kv := int64(s.NEmbd), int64(s.NHead*s.HeadDim()), int64(s.NHeadKV*s.HeadDim())
+	attn := e*q*2 + e*kv*2 + 2*e
+	if s.ArchName() == Qwen3MoE {
+		attn += 2 * int64(s.HeadDim()) // q and k norms
 	}
-	return n
+	ffn, ffnActive := 3*e*int64(s.NFF), 3*e*int64(s.NFF)
+	if s.MoE() {
+		one := 3 * e * int64(s.ExpertFF())
+		router := e * int64(s.NExpert)
+		ffn, ffnActive = int64(s.NExpert)*one+router, int64(s.NExpertUsed)*one+router
+	}
+	L, embd := int64(s.NLayer), int64(s.NVocab)*e
+	total, active = L*(attn+ffn)+embd+e, L*(attn+ffnActive)+embd+e
+	if !s.Tied {
+		total += embd
+		active += embd
+	}
+	return total, active
 }
 
 // Check says what is wrong with a shape, if anything.
@@ -76,7 +144,7 @@ func (s Shape) Check() error {
 		return fmt.Errorf("vocabulary %d: needs at least 259 tokens (3 special and 256 bytes)", s.NVocab)
 	case s.NEmbd <= 0 || s.NLayer <= 0 || s.NFF <= 0 || s.NHead <= 0 || s.NHeadKV <= 0:
 		return fmt.Errorf("dimensions must be positive: embd %d, layers %d, ff %d, heads %d, kv heads %d", s.NEmbd, s.NLayer, s.NFF, s.NHead, s.NHeadKV)
-	case s.NEmbd%s.NHead != 0:
+	case s.HeadSize == 0 && s.NEmbd%s.NHead != 0:
 		return fmt.Errorf("n_embd %d is not a multiple of n_head %d", s.NEmbd, s.NHead)
 	case s.NHead%s.NHeadKV != 0:
 		return fmt.Errorf("n_head %d is not a multiple of n_head_kv %d", s.NHead, s.NHeadKV)
@@ -86,6 +154,25 @@ func (s Shape) Check() error {
 		return fmt.Errorf("n_embd %d and n_ff %d must be multiples of 32 (the quantization block)", s.NEmbd, s.NFF)
 	case s.NCtxTrain <= 0:
 		return fmt.Errorf("context length %d must be positive", s.NCtxTrain)
+	case s.ArchName() != Llama && s.ArchName() != Qwen3MoE:
+		return fmt.Errorf("architecture %q: tokbench synthesizes %s and %s", s.Arch, Llama, Qwen3MoE)
+	case s.ArchName() == Qwen3MoE && !s.MoE():
+		return fmt.Errorf("%s needs experts: give n_expert and n_expert_used", Qwen3MoE)
+	case s.HeadSize < 0 || s.NExpert < 0 || s.NExpertUsed < 0 || s.NFFExp < 0:
+		return fmt.Errorf("head size %d, experts %d, experts used %d and expert width %d must not be negative", s.HeadSize, s.NExpert, s.NExpertUsed, s.NFFExp)
+	case s.MoE() && (s.NExpertUsed < 1 || s.NExpertUsed > s.NExpert):
+		return fmt.Errorf("%d experts used of %d: use between 1 and n_expert", s.NExpertUsed, s.NExpert)
+	case s.NExpert > MaxExperts:
+		return fmt.Errorf("%d experts: llama.cpp takes at most %d", s.NExpert, MaxExperts)
+	case !s.MoE() && s.NExpertUsed > 0:
+		return fmt.Errorf("%d experts used, but no experts: give n_expert too", s.NExpertUsed)
+	case s.ArchName() == Llama && s.NFFExp > 0 && s.NFFExp != s.NFF:
+		return fmt.Errorf("expert width %d: llama's experts are n_ff (%d) wide; leave n_ff_exp unset", s.NFFExp, s.NFF)
+	case s.ExpertFF()%32 != 0:
+		return fmt.Errorf("expert width %d must be a multiple of 32 (the quantization block)", s.ExpertFF())
 	}
 	return nil
 }
+
+// MaxExperts is llama.cpp's LLAMA_MAX_EXPERTS.
+const MaxExperts = 512

@@ -95,6 +95,9 @@ type Model struct {
 	FlopParams       int64  `json:"flop_params,omitempty"`
 	ModelNLayer      int    `json:"model_n_layer,omitempty"`
 	ModelNEmbd       int    `json:"model_n_embd,omitempty"`
+	// Experts is a mixture of experts' routing and placement (nil:
+	// dense). WeightsStepBytes is then what a step reads besides them.
+	Experts *Experts `json:"experts,omitempty"`
 }
 
 // Settings are how it was measured.

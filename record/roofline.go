@@ -1,6 +1,9 @@
 package record
 
 import (
+	"strings"
+
+	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/roofline"
 )
@@ -16,6 +19,9 @@ func (r *Record) RooflineInputs() roofline.Inputs {
 		Prompt: r.IsPrompt(), Tokens: max(r.NPrompt, r.NGen), Depth: r.NDepth, Parallel: r.NParallel, UBatch: r.ubatch(),
 		WeightsBytes: float64(r.WeightsStepBytes), KVBytesPerToken: float64(r.KVBytesPerToken), Params: float64(r.FlopParams),
 		NLayer: r.ModelNLayer, NEmbd: r.ModelNEmbd, MeasuredTs: r.AvgTs, Throttled: r.Throttled,
+	}
+	if x := r.Experts; x != nil {
+		in.ExpertBytes, in.NExpert, in.ExpertsPerStep = float64(x.Bytes), x.Count, x.PerStep()
 	}
 	if r.Telemetry != nil {
 		in.SetTelemetry(r.Telemetry.Measure)
@@ -68,7 +74,18 @@ func (r *Record) SetRoofline(peaks *roofline.Cache) error {
 	if err != nil {
 		return err
 	}
-	a := roofline.Analyze(r.RooflineInputs(), pk)
+	in := r.RooflineInputs()
+	if x := r.Experts; x != nil && x.HostBytes() > 0 && !strings.EqualFold(r.Backend, "CPU") {
+		// Experts kept in host memory (-ncmoe, -ot): the CPU's part of
+		// the step, against the CPU's own ceiling.
+		host := roofline.Device{Class: gpu.ClassOf("CPU", "", nil, r.CPUInfo, r.NThreads), Backend: "CPU"}
+		hpk, err := peaks.Peaks(host)
+		if err != nil {
+			return err
+		}
+		in.Host = &roofline.HostPart{ExpertBytes: float64(x.HostBytes()), Peaks: hpk}
+	}
+	a := roofline.Analyze(in, pk)
 	r.Roofline = &a
 	return nil
 }

@@ -74,11 +74,22 @@ type Inputs struct {
 	Depth           int     // KV cache depth before the test
 	Parallel        int     // sequences
 	UBatch          int     // physical batch (prefill reads the weights once per ubatch)
-	WeightsBytes    float64 // weight bytes a decode step reads (all but the embedding lookup)
+	WeightsBytes    float64 // weight bytes a decode step reads (all but the embedding lookup and the experts)
 	KVBytesPerToken float64 // K+V bytes per token and sequence, all layers
 	Params          float64 // weights that take part in a step's matrix products
 	NLayer, NEmbd   int
 	MeasuredTs      float64 // aggregate tokens per second
+
+	// A mixture of experts: the bytes of all NExpert experts of every
+	// layer, of which a step reads ExpertsPerStep per layer (measured,
+	// else the uniform expectation). Params counts the experts a token
+	// uses.
+	ExpertBytes    float64
+	NExpert        int
+	ExpertsPerStep float64
+	// Host is the experts a GPU step reads from host memory (-ncmoe,
+	// -ot exps=CPU): computed by the CPU at its own ceiling (nil: none).
+	Host *HostPart
 
 	// Telemetry over the measured repetitions, where known (percent).
 	MemBusy, DRAMBW, SMActive *float64
@@ -91,6 +102,14 @@ type Inputs struct {
 	StepMs    float64
 	OutsideMs float64
 	Mapped    bool // the weights are mapped from the model file (mmap)
+}
+
+// HostPart is what of a GPU's step lives in host memory: the bytes of
+// those experts (all of them; a step reads its share) and the CPU's
+// peaks.
+type HostPart struct {
+	ExpertBytes float64
+	Peaks       Peaks
 }
 
 // Analysis is the roofline of one test.
@@ -115,6 +134,15 @@ type Analysis struct {
 	// ProbeLow says that the measured rate beat the probe's ceiling,
 	// which is then raised to it (empty: it did not).
 	ProbeLow string `json:"probe_low,omitempty"`
+	// ExpertBytesPerStep is the part of BytesPerStep that is experts: the
+	// distinct experts a step reads per layer (ExpertsPerStep) of all.
+	ExpertBytesPerStep float64 `json:"expert_bytes_per_step,omitempty"`
+	ExpertsPerStep     float64 `json:"experts_per_step,omitempty"`
+	// HostBytesPerStep is the part read from host memory by the CPU (its
+	// ceiling HostBWGBs) while the rest is the GPU's: the bandwidth
+	// ceiling is then the two parts' times added.
+	HostBytesPerStep float64 `json:"host_bytes_per_step,omitempty"`
+	HostBWGBs        float64 `json:"host_bw_gbs,omitempty"`
 	// Decomp splits the measured step into hardware, kernels and
 	// software, when the kernels were timed.
 	Decomp *Decomposition `json:"decomposition,omitempty"`
@@ -141,7 +169,8 @@ const Efficient = 0.6
 
 // Analyze computes the roofline of a test.
 //
-// A decode step reads every weight once (shared by the step's sequences)
+// A decode step reads every weight once (shared by the step's sequences;
+// of a mixture's experts, the distinct ones its tokens were routed to)
 // and each sequence's KV cache up to its position, on average depth +
 // n_gen/2: bytes = W + B*KV(d + n/2). It computes about 2*params FLOPs per
 // token plus attention, 4*n_layer*n_embd FLOPs per token of context. A
@@ -160,10 +189,17 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 		t, _ := point.PrefillChunks(in.Parallel, in.Tokens, in.UBatch)
 		tokensPerStep = float64(t)
 	}
-	bytes := in.WeightsBytes + B*in.KVBytesPerToken*ctx
+	experts := 0.0
+	if in.NExpert > 0 {
+		experts = in.ExpertBytes * min(in.ExpertsPerStep/float64(in.NExpert), 1)
+	}
+	bytes := in.WeightsBytes + experts + B*in.KVBytesPerToken*ctx
 	pk, cached := pk.ForWorkingSet(bytes)
 	a := Analysis{PeakSource: pk.Source, PeakBWGBs: pk.BWGBs, PeakTFLOPS: pk.TFLOPS, CacheBW: cached}
-	a.BytesPerStep = bytes
+	a.BytesPerStep, a.ExpertBytesPerStep = bytes, experts
+	if experts > 0 {
+		a.ExpertsPerStep = in.ExpertsPerStep
+	}
 	a.FlopsPerStep = tokensPerStep * flopsPerToken
 	if len(in.Kernels) > 0 && in.StepMs > 0 {
 		a.Decomp = decompose(in.Kernels, in.StepMs, tokensPerStep, pk)
@@ -171,6 +207,17 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 	}
 	if pk.BWGBs > 0 && a.BytesPerStep > 0 {
 		a.BWCeilingTs = tokensPerStep * pk.BWGBs * 1e9 / a.BytesPerStep
+	}
+	host := ""
+	if h := in.Host; h != nil && in.NExpert > 0 && h.Peaks.readBW() > 0 && pk.BWGBs > 0 {
+		// The layers run one after another, each on the device that
+		// holds its weights: the two parts' times add.
+		a.HostBytesPerStep = h.ExpertBytes * min(in.ExpertsPerStep/float64(in.NExpert), 1)
+		a.HostBWGBs = h.Peaks.readBW()
+		devS, hostS := (bytes-a.HostBytesPerStep)/(pk.BWGBs*1e9), a.HostBytesPerStep/(a.HostBWGBs*1e9)
+		a.BWCeilingTs = tokensPerStep / (devS + hostS)
+		host = fmt.Sprintf("; %.1f of the step's %.1f MiB are experts in host memory, read by the CPU at its %.0f GB/s: %.0f%% of the ceiling's time",
+			a.HostBytesPerStep/(1<<20), bytes/(1<<20), a.HostBWGBs, 100*hostS/(devS+hostS))
 	}
 	if pk.TFLOPS > 0 && a.FlopsPerStep > 0 {
 		a.FlopCeilingTs = tokensPerStep * pk.TFLOPS * 1e12 / a.FlopsPerStep
@@ -199,6 +246,10 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 	a.AchievedGBs = steps * a.BytesPerStep / 1e9
 	a.AchievedTFLOPS = steps * a.FlopsPerStep / 1e12
 	a.Verdict, a.Why = verdict(a, in)
+	if experts > 0 {
+		a.Why += fmt.Sprintf("; experts: %.1f of %d per layer read per step, %.1f of the step's %.1f MiB", in.ExpertsPerStep, in.NExpert, experts/(1<<20), bytes/(1<<20))
+	}
+	a.Why += host
 	if a.ProbeLow != "" {
 		a.Why += "; " + a.ProbeLow
 	}

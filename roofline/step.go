@@ -2,6 +2,7 @@ package roofline
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -22,6 +23,10 @@ const (
 	OpRope                  // rope of [A=head size, B=heads, N]
 	OpGLU                   // swiglu of [A, N]
 	OpAdd                   // residual add of [A, N]
+	// OpMatMulID is a mixture's experts: weights [A=k, B=m] of Type, E of
+	// them read, times N tokens' inputs of C rows each (1: the same row
+	// for every expert, D: one per expert), each token through D experts.
+	OpMatMulID
 )
 
 // Op is one op of a step at a model's shapes, run Count times per step
@@ -36,6 +41,7 @@ type Op struct {
 	B     int64   `json:"b,omitempty"`
 	C     int64   `json:"c,omitempty"`
 	D     int64   `json:"d,omitempty"`
+	E     int64   `json:"e,omitempty"`
 	N     int64   `json:"n"`
 	Count int     `json:"count"`
 	Bytes float64 `json:"bytes"`
@@ -58,6 +64,11 @@ type Shape struct {
 	HeadK, HeadV       int64 // per-head K and V sizes
 	TypeK, TypeV       string
 	FlashAttn          bool
+	// A mixture of experts: experts used per token, and the distinct
+	// experts a layer's step reads (measured, else expected); its
+	// experts are the 3-D tensors.
+	NExpertUsed    int64
+	ExpertsPerStep float64
 }
 
 // StepOps lists the ops of one step that processes tokens tokens (one per
@@ -67,36 +78,55 @@ type Shape struct {
 func StepOps(s Shape, tokens, ctx, outputs int64) []Op {
 	var ops []Op
 	type key struct {
-		typ  string
-		k, m int64
+		typ    string
+		k, m   int64
+		expert bool
+		down   bool // an expert's input is its own row, not the token's
 	}
 	groups := map[key]*Op{}
 	var order []key
 	roles := map[key][]string{}
 	var embd, out *Tensor
+	ffExp := int64(0)
+	k := max(s.NExpertUsed, 1)
 	for i := range s.Tensors {
 		t := &s.Tensors[i]
+		matrix := len(t.Dims) == 2 || len(t.Dims) == 3 && t.Dims[2] > 1
 		switch {
 		case t.Name == "token_embd.weight":
 			embd = t
 		case t.Name == "output.weight":
 			out = t
-		case len(t.Dims) == 2 && strings.HasPrefix(t.Name, "blk."):
-			k := key{t.Type, t.Dims[0], t.Dims[1]}
-			if groups[k] == nil {
-				groups[k] = &Op{Kind: OpMatMul, Type: t.Type, A: k.k, B: k.m, N: tokens}
-				order = append(order, k)
-			}
-			groups[k].Count++
+		case matrix && strings.HasPrefix(t.Name, "blk."):
 			role := strings.TrimSuffix(t.Name[strings.Index(t.Name[4:], ".")+5:], ".weight")
-			if !slices.Contains(roles[k], role) {
-				roles[k] = append(roles[k], role)
+			g := key{typ: t.Type, k: t.Dims[0], m: t.Dims[1], expert: len(t.Dims) == 3, down: strings.Contains(role, "down")}
+			if groups[g] == nil {
+				groups[g] = &Op{Kind: OpMatMul, Type: t.Type, A: g.k, B: g.m, N: tokens}
+				if g.expert {
+					// The distinct experts read, whole: between the
+					// experts a token uses and all of them.
+					e := min(max(int64(math.Round(s.ExpertsPerStep)), k), t.Dims[2], tokens*k)
+					groups[g].Kind, groups[g].C, groups[g].D, groups[g].E = OpMatMulID, 1, k, e
+					if g.down {
+						groups[g].C = k
+					} else {
+						ffExp = g.m
+					}
+				}
+				order = append(order, g)
+			}
+			groups[g].Count++
+			if !slices.Contains(roles[g], role) {
+				roles[g] = append(roles[g], role)
 			}
 		}
 	}
-	for _, k := range order {
-		op := groups[k]
-		op.Name = fmt.Sprintf("mul_mat %s %dx%d (%s)", op.Type, op.A, op.B, strings.Join(roles[k], ","))
+	for _, g := range order {
+		op := groups[g]
+		op.Name = fmt.Sprintf("mul_mat %s %dx%d (%s)", op.Type, op.A, op.B, strings.Join(roles[g], ","))
+		if op.Kind == OpMatMulID {
+			op.Name = fmt.Sprintf("mul_mat_id %s %dx%d, %d experts read, %d per token (%s)", op.Type, op.A, op.B, op.E, op.D, strings.Join(roles[g], ","))
+		}
 		ops = append(ops, *op)
 	}
 	if embd != nil {
@@ -121,13 +151,22 @@ func StepOps(s Shape, tokens, ctx, outputs int64) []Op {
 		Op{Name: "rope Q", Kind: OpRope, A: s.HeadK, B: s.NHead, N: tokens, Count: L},
 		Op{Name: "rope K", Kind: OpRope, A: s.HeadK, B: s.NHeadKV, N: tokens, Count: L},
 		Op{Name: "rms_norm", Kind: OpNorm, A: s.NEmbd, N: tokens, Count: 2*L + 1},
-		Op{Name: "swiglu", Kind: OpGLU, A: s.NFF, N: tokens, Count: L},
+		glu(s.NFF, ffExp, k, tokens, L),
 		Op{Name: "add", Kind: OpAdd, A: s.NEmbd, N: tokens, Count: 2 * L},
 	)
 	for i := range ops {
 		ops[i].Bytes, ops[i].Flops = ops[i].Cost()
 	}
 	return ops
+}
+
+// glu is a layer's swiglu: over the dense feed-forward width, or over
+// each token's k experts (ffExp wide) in a mixture.
+func glu(nff, ffExp, k, tokens int64, layers int) Op {
+	if ffExp > 0 {
+		return Op{Name: fmt.Sprintf("swiglu (%d experts per token)", k), Kind: OpGLU, A: ffExp, N: tokens * k, Count: layers}
+	}
+	return Op{Name: "swiglu", Kind: OpGLU, A: nff, N: tokens, Count: layers}
 }
 
 // rowBytes is the size of n elements of a ggml type (F32 if unknown).
@@ -147,6 +186,11 @@ func (o Op) Cost() (bytes, flops float64) {
 	case OpMatMul:
 		bytes = float64(o.B)*rowBytes(o.Type, o.A) + 4*n*(a+b)
 		flops = 2 * a * b * n
+	case OpMatMulID:
+		// The experts read, whole; each token's input rows and its
+		// outputs, one per expert it uses.
+		bytes = float64(o.E)*b*rowBytes(o.Type, o.A) + 4*n*(c*a+d*b)
+		flops = 2 * a * b * n * d
 	case OpGetRows:
 		bytes = n * (rowBytes(o.Type, o.A) + 4*a)
 	case OpAttn, OpFlash:

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/preset"
 	"github.com/urfave/cli/v2"
 )
 
@@ -50,6 +51,10 @@ var intRanges = map[string][2]int64{
 	"n-head":              {1, 1024},
 	"n-head-kv":           {1, 1024},
 	"n-ctx-train":         {1, 1 << 24},
+	"head-dim":            {2, 1 << 12},
+	"n-expert":            {0, preset.MaxExperts},
+	"n-expert-used":       {1, preset.MaxExperts},
+	"n-ff-exp":            {32, 1 << 18},
 	"max-points":          {1, 1 << 31},
 	"rounds":              {1, 100},
 	"shards":              {0, 4096},

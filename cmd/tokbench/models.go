@@ -16,8 +16,8 @@ import (
 func synthCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "synth",
-		Usage:     "write a synthetic llama-architecture model (random weights, real shape)",
-		UsageText: "tokbench synth --preset llama-8b [--type f16] [--seed N] --out FILE\n   tokbench synth --n-embd 1024 --n-layer 8 --n-ff 4096 --n-head 16 --n-head-kv 4 --n-vocab 32000 --out FILE",
+		Usage:     "write a synthetic model, dense or a mixture of experts (random weights, real shape)",
+		UsageText: "tokbench synth --preset llama-8b [--type f16] [--seed N] --out FILE\n   tokbench synth --n-embd 1024 --n-layer 8 --n-ff 4096 --n-head 16 --n-head-kv 4 --n-vocab 32000 --out FILE\n   tokbench synth --preset tiny-moe --n-expert 16 --n-expert-used 4 [--router same] --out FILE",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "preset", Usage: "shape: " + strings.Join(preset.Names(), ", ")},
 			&cli.StringFlag{Name: "type", Value: "f16", Usage: "file type: f32, f16, bf16 or a quantization (" + strings.Join(gguf.FileTypes(), ", ") + ")"},
@@ -32,6 +32,12 @@ func synthCommand() *cli.Command {
 			&cli.IntFlag{Name: "n-head-kv", Usage: "KV heads (GQA)"},
 			&cli.IntFlag{Name: "n-ctx-train", Usage: "trained context length"},
 			&cli.BoolFlag{Name: "tied", Usage: "tie the output projection to the token embedding"},
+			&cli.StringFlag{Name: "arch", Usage: "architecture: llama (dense, or Mixtral's experts) or qwen3moe"},
+			&cli.IntFlag{Name: "head-dim", Usage: "head size (default: n-embd / n-head)"},
+			&cli.IntFlag{Name: "n-expert", Usage: "experts per layer (0: dense)"},
+			&cli.IntFlag{Name: "n-expert-used", Usage: "experts a token is routed to"},
+			&cli.IntFlag{Name: "n-ff-exp", Usage: "an expert's feed-forward width (qwen3moe; llama's is n-ff)"},
+			&cli.StringFlag{Name: "router", Value: engine.RouterRandom, Usage: "experts' router: random weights, or same (every token to the same experts)"},
 		},
 		Action: doSynth,
 	}
@@ -49,10 +55,13 @@ func doSynth(c *cli.Context) error {
 	if _, _, err := gguf.ParseFileType(c.String("type")); err != nil {
 		return usageErr(err)
 	}
+	if r := c.String("router"); r != engine.RouterRandom && r != engine.RouterSame {
+		return usagef("--router %s: use %s or %s", r, engine.RouterRandom, engine.RouterSame)
+	}
 	start := time.Now()
 	last := time.Now()
 	err = engine.Synthesize(s, out, engine.SynthOptions{
-		Type: c.String("type"), Seed: c.Uint64("seed"), Threads: c.Int("threads"),
+		Type: c.String("type"), Seed: c.Uint64("seed"), Threads: c.Int("threads"), Router: c.String("router"),
 		Progress: func(done, total int64) {
 			if time.Since(last) > time.Second {
 				fmt.Fprintf(os.Stderr, "\r%5.1f%% of %.2f GiB", 100*float64(done)/float64(total), float64(total)/(1<<30))
@@ -64,7 +73,11 @@ func doSynth(c *cli.Context) error {
 		return err
 	}
 	st, _ := os.Stat(out)
-	fmt.Fprintf(os.Stderr, "\rwrote %s: %s %s, %d params, %.1f MiB in %.1fs\n", out, s.Name, c.String("type"), s.Params(), float64(st.Size())/(1<<20), time.Since(start).Seconds())
+	params := fmt.Sprintf("%d params", s.Params())
+	if s.MoE() {
+		params += fmt.Sprintf(" (%d active: %d of %d experts)", s.ActiveParams(), s.NExpertUsed, s.NExpert)
+	}
+	fmt.Fprintf(os.Stderr, "\rwrote %s: %s %s, %s, %.1f MiB in %.1fs\n", out, s.Name, c.String("type"), params, float64(st.Size())/(1<<20), time.Since(start).Seconds())
 	return nil
 }
 
@@ -81,13 +94,20 @@ func shapeFromFlags(c *cli.Context) (preset.Shape, error) {
 		return s, usagef("give --preset NAME (%s) or the dimensions (--n-embd, --n-layer, ...)", strings.Join(preset.Names(), ", "))
 	}
 	for name, dst := range map[string]*int{"n-vocab": &s.NVocab, "n-embd": &s.NEmbd, "n-layer": &s.NLayer, "n-ff": &s.NFF,
-		"n-head": &s.NHead, "n-head-kv": &s.NHeadKV, "n-ctx-train": &s.NCtxTrain} {
+		"n-head": &s.NHead, "n-head-kv": &s.NHeadKV, "n-ctx-train": &s.NCtxTrain, "head-dim": &s.HeadSize,
+		"n-expert": &s.NExpert, "n-expert-used": &s.NExpertUsed, "n-ff-exp": &s.NFFExp} {
 		if c.IsSet(name) {
 			*dst = c.Int(name)
 		}
 	}
 	if c.IsSet("tied") {
 		s.Tied = c.Bool("tied")
+	}
+	if c.IsSet("arch") {
+		s.Arch = c.String("arch")
+	}
+	if c.IsSet("n-expert") && c.Int("n-expert") == 0 {
+		s.NExpertUsed, s.NFFExp = 0, 0 // dense
 	}
 	if s.NHeadKV == 0 {
 		s.NHeadKV = s.NHead

@@ -28,6 +28,7 @@ func runCommand() *cli.Command {
 		Flags: append(append(runFlags(report.Formats),
 			wideFlag, tagParallelFlag,
 			&cli.BoolFlag{Name: "no-probe", Usage: "do not probe this hardware class's ceilings when none are known yet"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "estimate each test (memory, bytes and FLOPs per step, ceiling) without making or loading a model"},
 		), telemetryFlags()...),
 		Action: doRun,
 	}
@@ -45,6 +46,9 @@ func runFlags(formats []string) []cli.Flag {
 }
 
 func doRun(c *cli.Context) error {
+	if c.Bool("dry-run") {
+		return dryRun(c)
+	}
 	tests, format, err := testsCommand(c, report.Formats)
 	if err != nil {
 		return err
@@ -103,15 +107,7 @@ func testsCommand(c *cli.Context, formats []string) ([]point.Point, string, erro
 // order: the models (-m, or --synth with each --synth-type) times every
 // combination of the list flags.
 func runTests(c *cli.Context) ([]point.Point, error) {
-	s := sweep.DefaultSpec(gpu.ReadHost().Cores)
-	s.Repetitions = sweep.Reps(point.Defaults(1).Reps) // llama-bench's 5, not a sweep's auto
-	switch {
-	case c.IsSet("synth") && c.IsSet("model"):
-		return nil, usagef("give -m or --synth, not both")
-	case !c.IsSet("synth") && !c.IsSet("model"):
-		return nil, usagef("no model: give -m FILE.gguf, or --synth PRESET")
-	}
-	s, err := specWith(c, s)
+	s, dir, err := runSpec(c)
 	if err != nil {
 		return nil, err
 	}
@@ -122,14 +118,6 @@ func runTests(c *cli.Context) ([]point.Point, error) {
 			return nil, err
 		}
 	}
-	// A sampled tg test is set against the raw one: run measures both.
-	if !slices.Contains(s.Sampling.Values, "off") {
-		s.Sampling.Values = append([]string{"off"}, s.Sampling.Values...)
-	}
-	dir, err := measure.CacheDir()
-	if err != nil {
-		return nil, err
-	}
 	_, tests, _, err := s.Grid(dir, os.Stderr, func(path string) error { return checkModel(c, path) }, sweep.Shard{})
 	if err != nil {
 		return nil, err
@@ -138,6 +126,29 @@ func runTests(c *cli.Context) ([]point.Point, error) {
 		tests[i].StepDelay = c.Duration("test-step-delay")
 	}
 	return tests, nil
+}
+
+// runSpec is run's flags as a sweep's spec, and the cache folder its
+// synthetic models live in.
+func runSpec(c *cli.Context) (*sweep.Spec, string, error) {
+	s := sweep.DefaultSpec(gpu.ReadHost().Cores)
+	s.Repetitions = sweep.Reps(point.Defaults(1).Reps) // llama-bench's 5, not a sweep's auto
+	switch {
+	case c.IsSet("synth") && c.IsSet("model"):
+		return nil, "", usagef("give -m or --synth, not both")
+	case !c.IsSet("synth") && !c.IsSet("model"):
+		return nil, "", usagef("no model: give -m FILE.gguf, or --synth PRESET")
+	}
+	s, err := specWith(c, s)
+	if err != nil {
+		return nil, "", err
+	}
+	// A sampled tg test is set against the raw one: run measures both.
+	if !slices.Contains(s.Sampling.Values, "off") {
+		s.Sampling.Values = append([]string{"off"}, s.Sampling.Values...)
+	}
+	dir, err := measure.CacheDir()
+	return s, dir, err
 }
 
 // printRecords prints run's records: the compact table (--wide: every

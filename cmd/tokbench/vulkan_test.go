@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tokbench/tokbench/record"
 )
 
 // The GPU code path on a software Vulkan device: ggml's Vulkan backend on
@@ -175,5 +177,59 @@ func TestVulkanPlacementKnobs(t *testing.T) {
 	}
 	if r := vk(t, t.TempDir(), "run", "-m", model, "-dev", "Vulkan7"); r.code != 2 || !strings.Contains(r.stderr, "have: Vulkan0") {
 		t.Errorf("-dev Vulkan7: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// -ncmoe N with every layer offloaded keeps N layers' experts in host
+// memory and the rest on the device, as read from the buffers the
+// experts' products used; a sweep over N gives one record per N, and the
+// report a column of N.
+func TestVulkanCPUMoE(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "tiny-moe.gguf")
+	if r := tokbench(t, "synth", "--preset", "tiny-moe", "--type", "f16", "--out", model); r.code != 0 {
+		t.Fatalf("synth: %s", r.stderr)
+	}
+	out := filepath.Join(t.TempDir(), "moe.jsonl")
+	if r := vk(t, t.TempDir(), "sweep", "-m", model, "-ngl", "99", "-ncmoe", "0,1,2", "-p", "0", "-n", "8", "-r", "2", "--no-kernels", "--out", out); r.code != 0 {
+		t.Fatalf("sweep: %s", r.stderr)
+	}
+	data, _ := os.ReadFile(out)
+	seen := map[int]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec struct {
+			NCPUMoE int     `json:"n_cpu_moe"`
+			Backend string  `json:"backend"`
+			AvgTs   float64 `json:"avg_ts"`
+			Experts struct {
+				Bytes    int64            `json:"bytes"`
+				Distinct float64          `json:"distinct_per_step"`
+				OnDevice map[string]int64 `json:"on_device"`
+			} `json:"experts"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		seen[rec.NCPUMoE] = true
+		// tiny-moe's 2 layers hold the same bytes of experts each.
+		layer := rec.Experts.Bytes / 2
+		var host, dev int64
+		for buf, b := range rec.Experts.OnDevice {
+			if record.HostBuffer(buf) {
+				host += b
+			} else if buf == "Vulkan0" {
+				dev += b
+			}
+		}
+		if rec.Backend != "Vulkan" || rec.AvgTs <= 0 || rec.Experts.Distinct != 2 ||
+			host != int64(rec.NCPUMoE)*layer || dev != int64(2-rec.NCPUMoE)*layer {
+			t.Errorf("-ncmoe %d on %s, %.1f t/s, %.1f experts per step: experts placed %v, want %d bytes in host memory and %d on Vulkan0",
+				rec.NCPUMoE, rec.Backend, rec.AvgTs, rec.Experts.Distinct, rec.Experts.OnDevice, int64(rec.NCPUMoE)*layer, int64(2-rec.NCPUMoE)*layer)
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("records for -ncmoe %v, want 0, 1 and 2", seen)
+	}
+	if r := tokbench(t, "report", out); r.code != 0 || !strings.Contains(r.stdout, "ncmoe") {
+		t.Errorf("report: exit %d, no ncmoe column:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/preset"
+)
+
+// tinyQwen3 is a qwen3moe of a few MB: its own keys, a head size that is
+// not n_embd / n_head, per-head q/k norms.
+var tinyQwen3 = preset.Shape{Name: "tiny-qwen3moe", Arch: preset.Qwen3MoE, NVocab: 1024, NEmbd: 256, NLayer: 2, NFF: 768,
+	NHead: 4, NHeadKV: 2, HeadSize: 96, NCtxTrain: 4096, RopeBase: 1e6, NExpert: 16, NExpertUsed: 4, NFFExp: 128}
+
+// Both architectures with experts synthesize, quantize (through
+// llama.cpp's quantizer for k-quant mixtures) and load in llama.cpp with
+// the shapes and parameter counts the presets say, and decode.
+func TestSynthesizeMixturesOfExperts(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		s   preset.Shape
+		typ string
+	}{
+		{preset.Presets["tiny-moe"], "f16"},
+		{preset.Presets["tiny-moe"], "q4_k_m"},
+		{tinyQwen3, "q8_0"},
+		{tinyQwen3, "q4_k_m"},
+	} {
+		p := filepath.Join(dir, c.s.Name+"-"+c.typ+".gguf")
+		if err := Synthesize(c.s, p, SynthOptions{Type: c.typ, Seed: 5}); err != nil {
+			t.Fatalf("%s %s: %v", c.s.Name, c.typ, err)
+		}
+		f, h, err := gguf.Inspect(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := f.Experts(h)
+		e, fx := int64(c.s.NEmbd), int64(c.s.ExpertFF())
+		if h.Arch != c.s.ArchName() || x.Count != int64(c.s.NExpert) || x.Used != int64(c.s.NExpertUsed) ||
+			x.Params != int64(c.s.NLayer)*int64(c.s.NExpert)*3*e*fx || len(x.LayerBytes) != c.s.NLayer {
+			t.Errorf("%s: arch %s, experts %+v", p, h.Arch, x)
+		}
+		m, err := LoadModel(p, allOnGPU)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if m.Meta.NParams != uint64(c.s.Params()) || m.Meta.NExpert != c.s.NExpert || m.Meta.ExpertBytes != x.Bytes {
+			t.Errorf("%s: %d params (preset %d), %d experts, %d expert bytes", p, m.Meta.NParams, c.s.Params(), m.Meta.NExpert, m.Meta.ExpertBytes)
+		}
+		ctx, err := m.NewContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 4, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ctx.Prefill(4, 40, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := ctx.Step(4, 40, nil); err != nil {
+			t.Fatal(err)
+		}
+		ctx.Close()
+		m.Close()
+	}
+}
+
+// Active parameters: tiny-moe routes each token through 2 experts of
+// half tiny's width, so it computes what tiny does (and its router).
+func TestActiveParams(t *testing.T) {
+	moe, dense := preset.Presets["tiny-moe"], preset.Presets["tiny"]
+	router := int64(moe.NLayer * moe.NEmbd * moe.NExpert)
+	if moe.ActiveParams() != dense.Params()+router || dense.ActiveParams() != dense.Params() {
+		t.Errorf("active %d, want tiny's %d + router %d", moe.ActiveParams(), dense.Params(), router)
+	}
+}
+
+// countExperts synthesizes s with the router, then profiles decode steps
+// of nSeq sequences and returns how the layers routed them.
+func countExperts(t *testing.T, s preset.Shape, router string, nSeq int) ExpertCount {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "m.gguf")
+	if err := Synthesize(s, p, SynthOptions{Type: "q8_0", Seed: 7, Router: router}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadModel(p, allOnGPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c, err := m.NewProfiledContext(ContextOptions{NCtx: 512, NBatch: 64, NUBatch: 64, NSeqMax: nSeq, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Prefill(nSeq, 16, 0); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := c.ProfileSteps(nSeq, 16, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := sp.Experts
+	if x.Nodes != int64(8*s.NLayer) || x.Tokens != x.Nodes*int64(nSeq) {
+		t.Fatalf("%d top-k nodes with %d tokens, want %d with %d each", x.Nodes, x.Tokens, 8*s.NLayer, nSeq)
+	}
+	return x
+}
+
+// A router that sends every token to the same expert reads one expert
+// per layer; a random one, about what independent even choices would.
+func TestExpertsCounted(t *testing.T) {
+	one := preset.Presets["tiny-moe"]
+	one.NExpertUsed = 1
+	if x := countExperts(t, one, RouterSame, 8); x.PerStep() != 1 || x.HotShare() != 1 {
+		t.Errorf("same router, 1 used: %.2f distinct experts per layer and step, the hottest has %.2f of the choices; want 1 and 1", x.PerStep(), x.HotShare())
+	}
+	s := preset.Presets["tiny-moe"]
+	x := countExperts(t, s, RouterRandom, 8)
+	uniform := 8 * (1 - math.Pow(1-2.0/8, 8)) // 7.2
+	if got := x.PerStep(); got < 0.8*uniform || got > 8 {
+		t.Errorf("random router, B=8: %.2f distinct experts per layer and step, want about %.2f", got, uniform)
+	}
+	if x1 := countExperts(t, s, RouterRandom, 1); x1.PerStep() != 2 {
+		t.Errorf("B=1: %.2f distinct experts, want exactly the 2 used", x1.PerStep())
+	}
+	t.Logf("B=8: %.2f distinct (uniform %.2f), hottest expert %.2f of the choices", x.PerStep(), uniform, x.HotShare())
+}
+
+// The experts' placement is read from the buffers llama.cpp put them in:
+// every expert of the tiny model, on the CPU here.
+func TestExpertPlacementRead(t *testing.T) {
+	s := preset.Presets["tiny-moe"]
+	p := filepath.Join(t.TempDir(), "m.gguf")
+	if err := Synthesize(s, p, SynthOptions{Type: "q8_0", Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	f, h, _ := gguf.Inspect(p)
+	m, err := LoadModel(p, allOnGPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c, err := m.NewProfiledContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 8, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sp, err := c.ProfileSteps(8, 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for buf, b := range sp.ExpertBytesOn() {
+		if buf[:3] != "CPU" {
+			t.Errorf("%d expert bytes on %s", b, buf)
+		}
+		sum += b
+	}
+	if want := f.Experts(h).Bytes; sum != want {
+		t.Errorf("experts placed: %d bytes, the file has %d (%+v)", sum, want, sp.Weights)
+	}
+}
