@@ -161,3 +161,32 @@ func TestExpertPlacementRead(t *testing.T) {
 		t.Errorf("experts placed: %d bytes, the file has %d (%+v)", sum, want, sp.Weights)
 	}
 }
+
+// A prefill's last layer routes only the token whose logits are wanted:
+// its top-k node is counted apart, with the k experts of that token.
+func TestPrefillLastLayerRouting(t *testing.T) {
+	s := preset.Presets["tiny-moe"]
+	p := filepath.Join(t.TempDir(), "m.gguf")
+	if err := Synthesize(s, p, SynthOptions{Type: "q8_0", Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadModel(p, allOnGPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c, err := m.NewProfiledContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 1, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sp, err := c.ProfilePrefill(1, 32, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := sp.Experts
+	full, last := x.Layers()
+	if x.Nodes != 2 || x.ShortNodes != 1 || last != 2 || full < 2 || full > 8 || x.Tokens != 33 {
+		t.Errorf("prefill of 32: %+v; layers read %.1f and, the last, %.1f", x, full, last)
+	}
+}

@@ -134,6 +134,18 @@ static void tb_build(struct ggml_context *data, struct ggml_context *ops, struct
             tb_weights_add(ws, w, out);
             break;
         }
+        case TB_OP_ROUTE: {
+            // As llama.cpp's build_moe_ffn: the router's probabilities,
+            // each token's top d, their weights, the experts' outputs
+            // scaled by them and summed.
+            struct ggml_tensor *probs = ggml_soft_max(ops, ggml_new_tensor_2d(data, GGML_TYPE_F32, a, n));
+            struct ggml_tensor *sel = ggml_argsort_top_k(ops, probs, (int)d);
+            struct ggml_tensor *w = ggml_get_rows(ops, ggml_reshape_3d(ops, probs, 1, a, n), sel);
+            struct ggml_tensor *y = ggml_mul(ops, ggml_new_tensor_3d(data, GGML_TYPE_F32, b, d, n), w);
+            out = ggml_view_2d(ops, y, b, n, y->nb[2], 0);
+            for (int64_t j = 1; j < d; j++) out = ggml_add(ops, out, ggml_view_2d(ops, y, b, n, y->nb[2], (size_t)j * y->nb[1]));
+            break;
+        }
         case TB_OP_GET_ROWS:
             out = ggml_get_rows(ops, ggml_new_tensor_2d(data, ty, a, b), ggml_new_tensor_1d(data, GGML_TYPE_I32, n));
             break;
@@ -186,8 +198,9 @@ static int cmp_double(const void *x, const void *y) {
 double tb_time_ops(int dev, int threads, const tb_op *ops, int n_ops, int iters, int64_t budget_ns) {
     int n_tensors = 0, n_nodes = 0;
     for (int i = 0; i < n_ops; i++) {
+        int64_t per = ops[i].kind == TB_OP_ROUTE ? 8 + 2 * ops[i].d : 4; // routing: a view and an add per expert
         n_tensors += 5 * ops[i].copies;
-        n_nodes += 4 * ops[i].copies;
+        n_nodes += (int)per * ops[i].copies;
     }
     ggml_backend_t be = tb_probe_backend(dev, threads);
     if (!be) return -1;

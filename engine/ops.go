@@ -18,6 +18,7 @@ import (
 var _ = [1]int{}[int(roofline.OpAdd)-int(C.TB_OP_ADD)]
 var _ = [1]int{}[int(roofline.OpMatMul)-int(C.TB_OP_MATMUL)]
 var _ = [1]int{}[int(roofline.OpMatMulID)-int(C.TB_OP_MATMUL_ID)]
+var _ = [1]int{}[int(roofline.OpRoute)-int(C.TB_OP_ROUTE)]
 
 // OpCopies is one op of a step, built Copies times in a graph.
 type OpCopies struct {

@@ -16,6 +16,7 @@ enum tb_op_kind {
     TB_OP_GLU,        // swiglu of [a, n] gate and up
     TB_OP_ADD,        // residual add [a, n]
     TB_OP_MATMUL_ID,  // experts: e weights [a=k, b=m] of type; n tokens of c input rows, each through d experts
+    TB_OP_ROUTE,      // a mixture's routing: softmax over a experts, top d, the d outputs [b, d, n] weighted and summed
 };
 
 typedef struct {

@@ -77,6 +77,11 @@ static void tb_count_experts(tb_prof *p, const struct ggml_tensor *t) {
             }
         }
     }
+    if (p->moe_step_tokens == 0) p->moe_step_tokens = n;
+    if (n < p->moe_step_tokens) {
+        p->moe_short_nodes++;
+        p->moe_short_distinct += distinct;
+    }
     p->moe_nodes++;
     p->moe_distinct += distinct;
     p->moe_tokens += n;
@@ -85,6 +90,7 @@ static void tb_count_experts(tb_prof *p, const struct ggml_tensor *t) {
 
 int64_t tb_prof_mark(tb_prof *p) {
     p->in_step = 0;
+    p->moe_step_tokens = 0;
     p->last_ns = tb_now_ns();
     return p->last_ns;
 }

@@ -61,6 +61,22 @@ type ExpertCount struct {
 	// same tokens would give, summed over the nodes (a prefill's last
 	// layer routes only the tokens whose logits are wanted).
 	Uniform float64
+	// ShortNodes routed fewer tokens than their step's first layer (a
+	// prefill's last layer: its outputs alone); ShortDistinct their
+	// distinct experts, summed.
+	ShortNodes, ShortDistinct int64
+}
+
+// Layers are the mean distinct experts of the layers that routed the
+// whole step, and of those that routed fewer tokens (0 if none did).
+func (x ExpertCount) Layers() (full, short float64) {
+	if n := x.Nodes - x.ShortNodes; n > 0 {
+		full = float64(x.Distinct-x.ShortDistinct) / float64(n)
+	}
+	if x.ShortNodes > 0 {
+		short = float64(x.ShortDistinct) / float64(x.ShortNodes)
+	}
+	return full, short
 }
 
 // UniformPerStep is the mean distinct experts even choices would give.
@@ -138,6 +154,7 @@ func (c *Context) profile(n int, step func(i int) error) (*StepProfile, error) {
 	p := c.prof
 	p.n, p.build_ns, p.between_ns = 0, 0, 0
 	p.moe_nodes, p.moe_distinct, p.moe_tokens, p.moe_uniform = 0, 0, 0, 0
+	p.moe_short_nodes, p.moe_short_distinct = 0, 0
 	p.n_weights = 0
 	hits := unsafe.Slice(p.expert_hits, max(int(p.n_expert), 1))
 	clear(hits)
@@ -153,7 +170,8 @@ func (c *Context) profile(n int, step func(i int) error) (*StepProfile, error) {
 	}
 	sp.BuildNs, sp.BetweenNs = int64(p.build_ns), int64(p.between_ns)
 	if p.n_expert > 0 {
-		sp.Experts = ExpertCount{Nodes: int64(p.moe_nodes), Distinct: int64(p.moe_distinct), Tokens: int64(p.moe_tokens), Hits: make([]int64, p.n_expert), Uniform: float64(p.moe_uniform)}
+		sp.Experts = ExpertCount{Nodes: int64(p.moe_nodes), Distinct: int64(p.moe_distinct), Tokens: int64(p.moe_tokens), Hits: make([]int64, p.n_expert), Uniform: float64(p.moe_uniform),
+			ShortNodes: int64(p.moe_short_nodes), ShortDistinct: int64(p.moe_short_distinct)}
 		for i, h := range hits {
 			sp.Experts.Hits[i] = int64(h)
 		}

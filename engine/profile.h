@@ -40,6 +40,9 @@ typedef struct {
     int64_t moe_distinct; // distinct experts over those nodes, summed
     int64_t moe_tokens;   // tokens over those nodes, summed
     double moe_uniform;   // distinct experts even, independent choices would give, summed
+    // Nodes that routed fewer tokens than the step's first (a prefill's
+    // last layer, which keeps only the outputs' rows), apart.
+    int64_t moe_step_tokens, moe_short_nodes, moe_short_distinct;
     int64_t *expert_hits;
     // The weights the steps read, each once, where they were placed.
     tb_weight_place *weights;

@@ -34,10 +34,10 @@ func PlannedMeta(s preset.Shape, typ string) (engine.Meta, gguf.Hparams) {
 }
 
 // FileMeta is what a model file holds, read from its header alone.
-func FileMeta(path string) (engine.Meta, gguf.Hparams, error) {
+func FileMeta(path string) (engine.Meta, gguf.Hparams, *gguf.File, error) {
 	f, h, err := gguf.Inspect(path)
 	if err != nil {
-		return engine.Meta{}, h, err
+		return engine.Meta{}, h, nil, err
 	}
 	var params int64
 	for _, t := range f.Tensors {
@@ -52,7 +52,7 @@ func FileMeta(path string) (engine.Meta, gguf.Hparams, error) {
 		m.EmbdBytes = t.Bytes()
 	}
 	m.Size = uint64(m.WeightBytes)
-	return m, h, nil
+	return m, h, f, nil
 }
 
 // Estimate is a test's cost before it is run: the memory it needs, and
@@ -65,10 +65,19 @@ type Estimate struct {
 	Experts  *record.Experts
 }
 
-// EstimateTest estimates p on the model meta describes, against the
-// ceilings this hardware class has on record.
-func EstimateTest(p point.Point, meta engine.Meta, h gguf.Hparams, env Env) (Estimate, error) {
+// EstimateTest estimates p on the model meta describes (its file f, nil
+// for one not made yet), against the ceilings this hardware class has on
+// record.
+func EstimateTest(p point.Point, meta engine.Meta, h gguf.Hparams, f *gguf.File, env Env) (Estimate, error) {
 	est := Estimate{Memory: EstimateMemory(h, meta.WeightBytes, p), Experts: expertsOf(meta, p)}
+	switch {
+	case f != nil:
+		est.Memory.HostWeights = HostWeights(f, p)
+	case meta.NLayer > 0:
+		// -ncmoe's layers of a planned model (its -ot rules need the
+		// tensors' names, which a plan has not).
+		est.Memory.HostWeights = meta.ExpertBytes * int64(min(p.NCPUMoE, meta.NLayer)) / int64(meta.NLayer)
+	}
 	pk, err := roofline.PeaksFor(env.Device(p), env.CacheDir)
 	if err != nil {
 		return est, err

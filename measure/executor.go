@@ -79,7 +79,9 @@ func Check(p point.Point) error {
 	if err != nil {
 		return err
 	}
-	return Fits(h, EstimateMemory(h, f.TensorBytes(), p), p)
+	m := EstimateMemory(h, f.TensorBytes(), p)
+	m.HostWeights = HostWeights(f, p)
+	return Fits(h, m, p)
 }
 
 // Need is the memory point p is estimated to need (EstimateMemory), from
@@ -89,7 +91,9 @@ func Need(p point.Point) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	return EstimateMemory(h, f.TensorBytes(), p), nil
+	m := EstimateMemory(h, f.TensorBytes(), p)
+	m.HostWeights = HostWeights(f, p)
+	return m, nil
 }
 
 // Fits refuses a point whose context is longer than the model (of
@@ -276,9 +280,14 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 func (e *Executor) observe(ctx context.Context, s *session, p point.Point, rec *record.Record) {
 	stop := func() bool { return ctx.Err() != nil || s.stopping() }
 	rec.Experts = expertsOf(e.model.Meta, p)
+	if stop() {
+		return
+	}
 	obs, err := Observe(e.model, p)
 	if err != nil {
-		rec.KernelsNote = "steps not observed (the time outside the graph's nodes, the experts read): " + err.Error()
+		if p.Kernels {
+			rec.KernelsNote = "steps not observed (the time outside the graph's nodes): " + err.Error()
+		}
 		if rec.Experts != nil {
 			rec.Experts.Note = "not measured: " + err.Error()
 		}
@@ -288,11 +297,11 @@ func (e *Executor) observe(ctx context.Context, s *session, p point.Point, rec *
 	if !p.Kernels || stop() {
 		return
 	}
-	experts := 0.0
+	var full, last float64
 	if rec.Experts != nil {
-		experts = rec.Experts.PerStep()
+		full, last = rec.Experts.ByLayer(e.model.Meta.NLayer)
 	}
-	if rec.Kernels, err = e.kernelsFor(p, s.c.FlashAttn, experts, stop); err != nil {
+	if rec.Kernels, err = e.kernelsFor(p, s.c.FlashAttn, full, last, stop); err != nil {
 		rec.Kernels, rec.KernelsNote = nil, "kernels not timed: "+err.Error()
 		return
 	}

@@ -32,6 +32,7 @@ func setRouting(x *record.Experts, sp *engine.StepProfile) {
 		// Uniform for the tokens the layers routed: a prefill's last
 		// layer routes only the tokens whose logits are wanted.
 		x.Distinct, x.HotShare, x.Uniform = sp.Experts.PerStep(), sp.Experts.HotShare(), sp.Experts.UniformPerStep()
+		_, x.DistinctLastLayer = sp.Experts.Layers()
 	}
 	if on := sp.ExpertBytesOn(); len(on) > 0 {
 		x.OnDevice = on

@@ -37,11 +37,12 @@ func Step(p point.Point) (tokens, ctx, outputs, steps int64) {
 }
 
 // StepShape is the model's shape for roofline.StepOps, from its file; a
-// mixture of experts' step reads experts distinct experts per layer.
-func StepShape(f *gguf.File, h gguf.Hparams, typeK, typeV string, flash bool, experts float64) roofline.Shape {
+// mixture of experts' step reads experts distinct experts per layer (a
+// prefill's last layer last, 0: as many).
+func StepShape(f *gguf.File, h gguf.Hparams, typeK, typeV string, flash bool, experts, last float64) roofline.Shape {
 	s := roofline.Shape{NLayer: h.NLayer, NEmbd: h.NEmbd, NFF: h.NFF, NHead: h.NHead, NHeadKV: h.NHeadKV,
 		HeadK: h.KeyLength, HeadV: h.ValLength, TypeK: typeK, TypeV: typeV, FlashAttn: flash,
-		NExpertUsed: h.NExpertUsed, ExpertsPerStep: experts}
+		NExpertUsed: h.NExpertUsed, ExpertsPerStep: experts, ExpertsLastLayer: last}
 	for _, t := range f.Tensors {
 		s.Tensors = append(s.Tensors, roofline.Tensor{Name: t.Name, Type: t.Type.String(), Dims: t.Dims})
 	}
@@ -148,9 +149,9 @@ func weightBytes(op roofline.Op) int64 {
 }
 
 // kernelsFor times the ops of p's step on the device that ran it (with
-// experts distinct experts per layer, for a mixture), until stop says to
-// stop.
-func (e *Executor) kernelsFor(p point.Point, flash bool, experts float64, stop func() bool) ([]roofline.KernelTime, error) {
+// experts distinct experts per layer for a mixture, last in a prefill's
+// last layer), until stop says to stop.
+func (e *Executor) kernelsFor(p point.Point, flash bool, experts, last float64, stop func() bool) ([]roofline.KernelTime, error) {
 	f, h, err := gguf.Inspect(p.Model)
 	if err != nil {
 		return nil, err
@@ -163,7 +164,7 @@ func (e *Executor) kernelsFor(p point.Point, flash bool, experts float64, stop f
 		return nil, fmt.Errorf("no device to time the kernels on")
 	}
 	tokens, ctx, outputs, _ := Step(p)
-	ops := roofline.StepOps(StepShape(f, h, p.TypeK, p.TypeV, flash, experts), tokens, ctx, outputs)
+	ops := roofline.StepOps(StepShape(f, h, p.TypeK, p.TypeV, flash, experts, last), tokens, ctx, outputs)
 	kt := KernelTimer{Dir: e.Env.CacheDir, Class: e.Env.Device(p).Class, Build: e.Env.build(), Device: dev, Threads: p.Threads, Stop: stop}
 	return kt.Time(ops)
 }

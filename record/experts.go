@@ -24,7 +24,11 @@ type Experts struct {
 	// share of all choices (1/n when even).
 	Distinct float64 `json:"distinct_per_step,omitempty"`
 	HotShare float64 `json:"hot_share,omitempty"`
-	Note     string  `json:"note,omitempty"`
+	// DistinctLastLayer is, for a prefill, what its last layer read: it
+	// routes only the tokens whose logits are wanted (0: no such layer
+	// was seen; Distinct averages it in).
+	DistinctLastLayer float64 `json:"distinct_last_layer,omitempty"`
+	Note              string  `json:"note,omitempty"`
 	// OnDevice is the experts' bytes by the buffer type they are in
 	// (CPU, CUDA0, Vulkan0, ...), from the placement llama.cpp loaded.
 	OnDevice map[string]int64 `json:"on_device,omitempty"`
@@ -37,6 +41,17 @@ func (x *Experts) PerStep() float64 {
 		return x.Distinct
 	}
 	return x.Uniform
+}
+
+// ByLayer is what a step's layers read, for its kernels: those that
+// route the whole step, and a prefill's last layer (0: as the others).
+// Measured, the whole-step layers' mean is the mean of all without the
+// last; else the uniform expectation for both.
+func (x *Experts) ByLayer(layers int) (full, last float64) {
+	if x.Distinct == 0 || x.DistinctLastLayer == 0 || layers < 2 {
+		return x.PerStep(), 0
+	}
+	return (x.Distinct*float64(layers) - x.DistinctLastLayer) / float64(layers-1), x.DistinctLastLayer
 }
 
 // HostBuffer says whether a buffer type is host memory: the CPU's

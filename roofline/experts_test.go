@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -109,5 +110,44 @@ func TestMoEHostPart(t *testing.T) {
 	in.Host.Peaks = Peaks{}
 	if a := Analyze(in, gpuPk); a.HostBytesPerStep != 0 || !exact(a.BWCeilingTs, 1000e9/3e9) {
 		t.Errorf("no CPU peaks: %+v", a)
+	}
+}
+
+// A prefill's last layer runs its feed-forward side on its outputs alone
+// (llama.cpp keeps only their rows after the last attention): those ops
+// move to the outputs, the attention's stay; a decode step is untouched.
+func TestPrefillLastLayer(t *testing.T) {
+	s := Shape{NLayer: 2, NEmbd: 256, NFF: 768, NHead: 4, NHeadKV: 2, HeadK: 64, HeadV: 64, TypeK: "f16", TypeV: "f16",
+		NExpertUsed: 2, ExpertsPerStep: 8, ExpertsLastLayer: 2, Tensors: []Tensor{
+			{"blk.0.attn_q.weight", "q8_0", []int64{256, 256}}, {"blk.1.attn_q.weight", "q8_0", []int64{256, 256}},
+			{"blk.0.ffn_up_exps.weight", "q8_0", []int64{256, 384, 8}}, {"blk.1.ffn_up_exps.weight", "q8_0", []int64{256, 384, 8}},
+		}}
+	count := func(ops []Op) map[string]int {
+		out := map[string]int{}
+		for _, o := range ops {
+			out[fmt.Sprintf("%s n=%d e=%d", o.Name, o.N, o.E)] = o.Count
+		}
+		return out
+	}
+	got := count(StepOps(s, 32, 16, 1))
+	for name, want := range map[string]int{
+		"mul_mat q8_0 256x256 (attn_q) n=32 e=0":                                                             2,
+		"mul_mat_id q8_0 256x384, 8 experts read, 2 per token (ffn_up_exps) n=32 e=8":                        1,
+		"mul_mat_id q8_0 256x384, 2 experts read, 2 per token (ffn_up_exps) [last layer: 1 outputs] n=1 e=2": 1,
+		"rms_norm n=32 e=0":                                            3,
+		"rms_norm [last layer: 1 outputs] n=1 e=0":                     2,
+		"add n=32 e=0":                                                 2,
+		"add [last layer: 1 outputs] n=1 e=0":                          2,
+		"swiglu (2 experts per token) [last layer: 1 outputs] n=2 e=0": 1,
+		"moe routing (top 2 of 8) [last layer: 1 outputs] n=1 e=0":     1,
+	} {
+		if got[name] != want {
+			t.Errorf("%s: %d of them, want %d (ops %v)", name, got[name], want, got)
+		}
+	}
+	for name := range count(StepOps(s, 8, 16, 8)) {
+		if strings.Contains(name, "last layer") {
+			t.Errorf("decode: %s", name)
+		}
 	}
 }

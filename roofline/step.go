@@ -27,6 +27,10 @@ const (
 	// them read, times N tokens' inputs of C rows each (1: the same row
 	// for every expert, D: one per expert), each token through D experts.
 	OpMatMulID
+	// OpRoute is a mixture's routing in a layer: softmax over A experts,
+	// each of N tokens' top D, and its D experts' outputs (B wide)
+	// weighted and summed.
+	OpRoute
 )
 
 // Op is one op of a step at a model's shapes, run Count times per step
@@ -69,6 +73,9 @@ type Shape struct {
 	// experts are the 3-D tensors.
 	NExpertUsed    int64
 	ExpertsPerStep float64
+	// ExpertsLastLayer is what a prefill step's last layer reads: it
+	// routes only the tokens whose logits are wanted (0: as the others).
+	ExpertsLastLayer float64
 }
 
 // StepOps lists the ops of one step that processes tokens tokens (one per
@@ -87,7 +94,7 @@ func StepOps(s Shape, tokens, ctx, outputs int64) []Op {
 	var order []key
 	roles := map[key][]string{}
 	var embd, out *Tensor
-	ffExp := int64(0)
+	ffExp, nExpert := int64(0), int64(0)
 	k := max(s.NExpertUsed, 1)
 	for i := range s.Tensors {
 		t := &s.Tensors[i]
@@ -103,15 +110,13 @@ func StepOps(s Shape, tokens, ctx, outputs int64) []Op {
 			if groups[g] == nil {
 				groups[g] = &Op{Kind: OpMatMul, Type: t.Type, A: g.k, B: g.m, N: tokens}
 				if g.expert {
-					// The distinct experts read, whole: between the
-					// experts a token uses and all of them.
-					e := min(max(int64(math.Round(s.ExpertsPerStep)), k), t.Dims[2], tokens*k)
-					groups[g].Kind, groups[g].C, groups[g].D, groups[g].E = OpMatMulID, 1, k, e
+					groups[g].Kind, groups[g].C, groups[g].D, groups[g].E = OpMatMulID, 1, k, experts(s.ExpertsPerStep, k, t.Dims[2], tokens)
 					if g.down {
 						groups[g].C = k
 					} else {
 						ffExp = g.m
 					}
+					nExpert = t.Dims[2]
 				}
 				order = append(order, g)
 			}
@@ -121,11 +126,18 @@ func StepOps(s Shape, tokens, ctx, outputs int64) []Op {
 			}
 		}
 	}
+	// The ops of the feed-forward side of a layer, and how many of each
+	// a layer has: a prefill's last layer runs them on its outputs alone.
+	ffn := map[int]int64{}
+	L := int(s.NLayer)
 	for _, g := range order {
 		op := groups[g]
 		op.Name = fmt.Sprintf("mul_mat %s %dx%d (%s)", op.Type, op.A, op.B, strings.Join(roles[g], ","))
 		if op.Kind == OpMatMulID {
 			op.Name = fmt.Sprintf("mul_mat_id %s %dx%d, %d experts read, %d per token (%s)", op.Type, op.A, op.B, op.E, op.D, strings.Join(roles[g], ","))
+		}
+		if ffnRoles(roles[g]) && L > 0 {
+			ffn[len(ops)] = int64(op.Count / L)
 		}
 		ops = append(ops, *op)
 	}
@@ -139,7 +151,6 @@ func StepOps(s Shape, tokens, ctx, outputs int64) []Op {
 		ops = append(ops, Op{Name: fmt.Sprintf("mul_mat %s %dx%d (output)", out.Type, out.Dims[0], out.Dims[1]), Kind: OpMatMul, Type: out.Type,
 			A: out.Dims[0], B: out.Dims[1], N: outputs, Count: 1})
 	}
-	L := int(s.NLayer)
 	attn := Op{Name: fmt.Sprintf("attention %s/%s over %d", s.TypeK, s.TypeV, ctx), Kind: OpAttn, Type: s.TypeK, Type2: s.TypeV,
 		A: s.HeadK, B: s.NHead, C: max(ctx, 1), D: s.NHeadKV, N: tokens, Count: L}
 	if s.FlashAttn {
@@ -150,14 +161,72 @@ func StepOps(s Shape, tokens, ctx, outputs int64) []Op {
 		Op{Name: "kv store V " + s.TypeV, Kind: OpKVStore, Type: s.TypeV, A: s.NHeadKV * s.HeadV, N: tokens, Count: L},
 		Op{Name: "rope Q", Kind: OpRope, A: s.HeadK, B: s.NHead, N: tokens, Count: L},
 		Op{Name: "rope K", Kind: OpRope, A: s.HeadK, B: s.NHeadKV, N: tokens, Count: L},
+	)
+	// The last layer's ffn_norm and the output norm; its two residual adds.
+	ffn[len(ops)], ffn[len(ops)+1], ffn[len(ops)+2] = 2, 1, 2
+	ops = append(ops,
 		Op{Name: "rms_norm", Kind: OpNorm, A: s.NEmbd, N: tokens, Count: 2*L + 1},
 		glu(s.NFF, ffExp, k, tokens, L),
 		Op{Name: "add", Kind: OpAdd, A: s.NEmbd, N: tokens, Count: 2 * L},
 	)
+	if nExpert > 0 {
+		ffn[len(ops)] = 1
+		ops = append(ops, Op{Name: fmt.Sprintf("moe routing (top %d of %d)", k, nExpert), Kind: OpRoute, A: nExpert, B: s.NEmbd, D: k, N: tokens, Count: L})
+	}
+	if outputs < tokens && L > 0 {
+		ops = lastLayer(ops, ffn, s, tokens, outputs, k, nExpert)
+	}
 	for i := range ops {
 		ops[i].Bytes, ops[i].Flops = ops[i].Cost()
 	}
 	return ops
+}
+
+// ffnRoles says whether a layer's weights are of its feed-forward side
+// (ffn_gate, ffn_up, ffn_down, the router and the experts).
+func ffnRoles(roles []string) bool {
+	for _, r := range roles {
+		if !strings.HasPrefix(r, "ffn_") {
+			return false
+		}
+	}
+	return true
+}
+
+// experts is the whole number of distinct experts an op reads: the
+// measured or expected count, between the k a token uses and all n, and
+// at most the tokens' k each.
+func experts(perStep float64, k, n, tokens int64) int64 {
+	return min(max(int64(math.Round(perStep)), k), n, tokens*k)
+}
+
+// lastLayer moves a prefill's last layer's feed-forward ops (ffn: how
+// many of each op are the last layer's) onto its outputs: llama.cpp keeps
+// only the rows whose logits are wanted after the last attention.
+func lastLayer(ops []Op, ffn map[int]int64, s Shape, tokens, outputs, k, nExpert int64) []Op {
+	var last []Op
+	for i := range ops {
+		n := ffn[i]
+		if n == 0 {
+			continue
+		}
+		o := ops[i]
+		o.Count, o.N = int(n), outputs*(o.N/tokens) // a mixture's swiglu: each token's k experts
+
+		if o.Kind == OpMatMulID {
+			e := s.ExpertsLastLayer
+			if e == 0 {
+				e = s.ExpertsPerStep
+			}
+			o.E = experts(e, k, nExpert, outputs)
+			o.Name = fmt.Sprintf("mul_mat_id %s %dx%d, %d experts read, %d per token%s", o.Type, o.A, o.B, o.E, o.D, o.Name[strings.Index(o.Name, " ("):])
+		}
+		o.Name += fmt.Sprintf(" [last layer: %d outputs]", outputs)
+		ops[i].Count -= int(n)
+		last = append(last, o)
+	}
+	ops = append(ops, last...)
+	return slices.DeleteFunc(ops, func(o Op) bool { return o.Count <= 0 })
 }
 
 // glu is a layer's swiglu: over the dense feed-forward width, or over
@@ -191,6 +260,10 @@ func (o Op) Cost() (bytes, flops float64) {
 		// outputs, one per expert it uses.
 		bytes = float64(o.E)*b*rowBytes(o.Type, o.A) + 4*n*(c*a+d*b)
 		flops = 2 * a * b * n * d
+	case OpRoute:
+		// The router's logits in, probabilities out and read again; the
+		// experts' outputs read, weighted and summed.
+		bytes, flops = 4*n*(3*a+2*d*b+b), n*(5*a+3*d*b)
 	case OpGetRows:
 		bytes = n * (rowBytes(o.Type, o.A) + 4*a)
 	case OpAttn, OpFlash:

@@ -12,6 +12,7 @@ import (
 	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/roofline"
 )
 
 // Plan is what a sweep will do: the points to measure in order, the ones
@@ -30,6 +31,31 @@ type modelInfo struct {
 	h       gguf.Hparams
 	weights int64
 	params  int64
+	f       *gguf.File // for the weights a point keeps in host memory
+	// A mixture's experts: their bytes, how many per layer, how many a
+	// token uses.
+	expertBytes  int64
+	nExpert, nUs int
+}
+
+// fileInfo is a model file's modelInfo.
+func fileInfo(f *gguf.File, h gguf.Hparams) modelInfo {
+	var params int64
+	for _, t := range f.Tensors {
+		params += t.Elements()
+	}
+	x := f.Experts(h)
+	return modelInfo{h: h, weights: f.TensorBytes(), params: params, f: f, expertBytes: x.Bytes, nExpert: int(x.Count), nUs: int(x.Used)}
+}
+
+// stepBytes is the weights a step of tokens reads: a mixture's experts
+// at an even router's expectation.
+func (mi modelInfo) stepBytes(tokens int) float64 {
+	if mi.nExpert == 0 {
+		return float64(mi.weights)
+	}
+	e := roofline.UniformExperts(float64(mi.nExpert), float64(mi.nUs), float64(tokens))
+	return float64(mi.weights-mi.expertBytes) + float64(mi.expertBytes)*e/float64(mi.nExpert)
 }
 
 // MakePlan checks each point against the model (trained context) and the
@@ -48,14 +74,11 @@ func MakePlan(points []point.Point, done map[point.Key]bool, env measure.Env) (*
 			if err != nil {
 				return nil, err
 			}
-			var params int64
-			for _, t := range f.Tensors {
-				params += t.Elements()
-			}
-			mi = modelInfo{h, f.TensorBytes(), params}
+			mi = fileInfo(f, h)
 			models[p.Model] = mi
 		}
 		mem := measure.EstimateMemory(mi.h, mi.weights, p)
+		mem.HostWeights = measure.HostWeights(mi.f, p)
 		pl.Memory[p.Key()] = mem
 		pl.Est[p.Key()] = estimate(p, mi)
 		if err := measure.Fits(mi.h, mem, p); err != nil {
@@ -83,14 +106,19 @@ func estimate(p point.Point, mi modelInfo) time.Duration {
 	if p.NGPULayers != 0 && len(engine.GPUs()) > 0 {
 		bw, flop = gpuBW, gpuFlop
 	}
-	prefill := func(tokens int) float64 { return 2 * float64(mi.params) * float64(tokens) / flop }
+	// A mixture computes with the experts its tokens use.
+	active := float64(mi.params)
+	if mi.nExpert > 0 && mi.weights > 0 {
+		active -= active * float64(mi.expertBytes) / float64(mi.weights) * (1 - float64(mi.nUs)/float64(mi.nExpert))
+	}
+	prefill := func(tokens int) float64 { return 2 * active * float64(tokens) / flop }
 	reps := float64(p.Reps)
 	if p.Reps == point.AutoReps {
 		reps = 2 * point.MinAutoReps // a guess: quiet machines need few, noisy ones up to MaxReps
 	}
 	var s float64
 	if p.NGen > 0 {
-		s = reps * float64(p.NGen) * max(float64(mi.weights)/bw, prefill(p.Parallel))
+		s = reps * float64(p.NGen) * max(mi.stepBytes(p.Parallel)/bw, prefill(p.Parallel))
 		if p.Sampled() {
 			s *= 2 // the raw test runs too, unless the sweep has it
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/preset"
 )
@@ -99,31 +100,31 @@ func Partition(points []point.Point, refs []ModelRef, n int) (map[string]int, []
 func plannedInfo(r ModelRef) (modelInfo, error) {
 	if r.Preset == "" && r.Source == "" {
 		if f, h, err := gguf.Inspect(r.Path); err == nil {
-			var params int64
-			for _, t := range f.Tensors {
-				params += t.Elements()
-			}
-			return modelInfo{h, f.TensorBytes(), params}, nil
+			return fileInfo(f, h), nil
 		}
 	}
-	var params int64
+	var params, expertParams int64
+	var nExpert, nUsed int
 	switch {
 	case r.Preset != "":
 		s, err := preset.Lookup(r.Preset)
 		if err != nil {
 			return modelInfo{}, err
 		}
-		params = s.Params()
+		m, _ := measure.PlannedMeta(s, r.Type)
+		params, expertParams, nExpert, nUsed = s.Params(), m.ExpertParams, s.NExpert, s.NExpertUsed
 	case r.Source != "":
-		f, _, err := gguf.Inspect(r.Source)
+		f, h, err := gguf.Inspect(r.Source)
 		if err != nil {
 			return modelInfo{}, err
 		}
-		for _, t := range f.Tensors {
-			params += t.Elements()
-		}
+		src := fileInfo(f, h)
+		x := f.Experts(h)
+		params, expertParams, nExpert, nUsed = src.params, x.Params, src.nExpert, src.nUs
 	}
-	return modelInfo{weights: int64(float64(params) * gguf.ApproxBPW(r.Type) / 8), params: params}, nil
+	bpw := gguf.ApproxBPW(r.Type) / 8
+	return modelInfo{weights: int64(float64(params) * bpw), params: params,
+		expertBytes: int64(float64(expertParams) * bpw), nExpert: nExpert, nUs: nUsed}, nil
 }
 
 // SpecFlags are the sweep flags that say what is measured (the others say

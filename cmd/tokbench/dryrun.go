@@ -42,14 +42,14 @@ func dryRun(c *cli.Context) error {
 	env := measure.DescribeEnv(version)
 	gib, mib := func(b int64) float64 { return float64(b) / (1 << 30) }, func(b float64) float64 { return b / (1 << 20) }
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\ttest\tmemory GiB (weights+KV+compute)\tfits\tMiB/step\tof it experts\tGFLOP/step\tceiling t/s\tbound\tpeaks")
+	fmt.Fprintln(tw, "model\ttest\tngl\tncmoe\tmemory GiB (weights+KV+compute)\tfits\tMiB/step\tof it experts\tGFLOP/step\tceiling t/s\tbound\tpeaks")
 	var refused []string
 	for _, p := range tests {
 		if p.Sampled() {
 			continue
 		}
 		mp := metas[p.ModelID]
-		est, err := measure.EstimateTest(p, mp.meta, mp.h, env)
+		est, err := measure.EstimateTest(p, mp.meta, mp.h, mp.f, env)
 		if err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func dryRun(c *cli.Context) error {
 			fits = "no"
 			refused = append(refused, fmt.Sprintf("%s %s: %v", mp.name, p.TestName(), err))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f (%.2f+%.2f+%.2f)\t%s\t%.1f\t%s\t%.1f\t%s\t%s\t%s\n", mp.name, p.TestName(), gib(m.Total()), gib(m.Weights), gib(m.KV), gib(m.Compute),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f (%.2f+%.2f+%.2f)\t%s\t%.1f\t%s\t%.1f\t%s\t%s\t%s\n", mp.name, p.TestName(), p.NGPULayers, p.NCPUMoE, gib(m.Total()), gib(m.Weights), gib(m.KV), gib(m.Compute),
 			fits, mib(a.BytesPerStep), experts, a.FlopsPerStep/1e9, ceiling, bound, peaks)
 	}
 	tw.Flush()
@@ -84,19 +84,20 @@ type modelPlan struct {
 	name string
 	meta engine.Meta
 	h    gguf.Hparams
+	f    *gguf.File // nil: not made yet
 }
 
 // planModel reads a model's file when it exists, else plans a synthetic
 // one from its preset.
 func planModel(r sweep.ModelRef) (modelPlan, error) {
 	if _, err := os.Stat(r.Path); err == nil || r.Preset == "" {
-		m, h, err := measure.FileMeta(r.Path)
-		return modelPlan{r.Path, m, h}, err
+		m, h, f, err := measure.FileMeta(r.Path)
+		return modelPlan{r.Path, m, h, f}, err
 	}
 	s, err := preset.Lookup(r.Preset)
 	if err != nil {
 		return modelPlan{}, err
 	}
 	m, h := measure.PlannedMeta(s, r.Type)
-	return modelPlan{fmt.Sprintf("%s %s (planned)", s.Name, r.Type), m, h}, nil
+	return modelPlan{fmt.Sprintf("%s %s (planned)", s.Name, r.Type), m, h, nil}, nil
 }

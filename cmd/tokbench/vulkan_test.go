@@ -233,3 +233,15 @@ func TestVulkanCPUMoE(t *testing.T) {
 		t.Errorf("report: exit %d, no ncmoe column:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// The memory check knows where the experts go: a Qwen3-30B-A3B is far
+// past llvmpipe's 2 GiB heap offloaded whole, and fits with every layer's
+// experts kept in host memory (-ncmoe 48), planned without making it.
+func TestVulkanMemoryCheckExperts(t *testing.T) {
+	r := vk(t, t.TempDir(), "run", "--synth", "qwen3-30b-a3b", "--synth-type", "q4_0", "-ngl", "99", "-ncmoe", "0,48", "-p", "0", "-n", "16", "--dry-run")
+	lines := strings.Split(r.stdout, "\n")
+	if r.code != 0 || len(lines) < 3 || !strings.Contains(lines[1], " no ") || !strings.Contains(lines[2], " yes ") ||
+		!strings.Contains(r.stdout, "but the GPUs have 2.00 GiB free") {
+		t.Errorf("dry run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
