@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tokbench/tokbench/gguf"
@@ -188,5 +189,19 @@ func TestPrefillLastLayerRouting(t *testing.T) {
 	full, last := x.Layers()
 	if x.Nodes != 2 || x.ShortNodes != 1 || last != 2 || full < 2 || full > 8 || x.Tokens != 33 {
 		t.Errorf("prefill of 32: %+v; layers read %.1f and, the last, %.1f", x, full, last)
+	}
+}
+
+// A file larger than the free space is refused before a byte is written,
+// with the numbers and what to do; one that fits passes, and so does a
+// folder not made yet (its nearest existing parent is asked).
+func TestCheckDisk(t *testing.T) {
+	dir := t.TempDir()
+	err := checkDisk(filepath.Join(dir, "not", "yet", "m.gguf"), 1<<62, "synth huge q8_0")
+	if err == nil || !strings.Contains(err.Error(), "synth huge q8_0 needs about") || !strings.Contains(err.Error(), "GiB free") {
+		t.Errorf("4 EiB: %v", err)
+	}
+	if err := checkDisk(filepath.Join(dir, "m.gguf"), 1<<20, "synth"); err != nil {
+		t.Errorf("1 MiB: %v", err)
 	}
 }

@@ -94,6 +94,12 @@ func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 		o.Threads = runtime.NumCPU()
 	}
 	if _, ok := directTypes[name]; !ok {
+		// The F16 intermediate and the quantized file, at the type's
+		// usual bits per weight, side by side.
+		f16 := synthBytes(s, C.GGML_TYPE_F16)
+		if err := checkDisk(path, f16+int64(float64(s.Params())*gguf.ApproxBPW(name)/8), "synth "+s.Name+" "+name); err != nil {
+			return err
+		}
 		tmp := path + ".f16.tmp"
 		defer os.Remove(tmp)
 		o2 := o
@@ -104,6 +110,10 @@ func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 		return Quantize(tmp, path, name, QuantizeOptions{Threads: o.Threads})
 	}
 	base := directTypes[name]
+	total := synthBytes(s, base)
+	if err := checkDisk(path, total, "synth "+s.Name+" "+name); err != nil {
+		return err
+	}
 	tensors := layout(s, base, o.Router == RouterSame)
 
 	g := C.gguf_init_empty()
@@ -149,10 +159,6 @@ func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 	if _, err := f.Write(meta); err != nil {
 		return fmt.Errorf("synth: write %s: %w", part, err)
 	}
-	var total int64
-	for _, t := range tensors {
-		total += int64(C.ggml_row_size(t.typ, C.int64_t(t.ne[0]))) * t.rows()
-	}
 	w := &synthWriter{f: f, dataStart: int64(len(meta)), threads: o.Threads, seed: o.Seed, progress: o.Progress, total: total}
 	for i, t := range tensors {
 		if err := w.tensor(i, t); err != nil {
@@ -169,6 +175,15 @@ func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 		return err
 	}
 	return os.Rename(part, path)
+}
+
+// synthBytes is the tensor data of shape s written in type base.
+func synthBytes(s preset.Shape, base C.enum_ggml_type) int64 {
+	var n int64
+	for _, t := range layout(s, base, false) {
+		n += int64(C.ggml_row_size(t.typ, C.int64_t(t.ne[0]))) * t.rows()
+	}
+	return n
 }
 
 func layout(s preset.Shape, base C.enum_ggml_type, sameRouter bool) []synthTensor {

@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -38,6 +39,21 @@ type modelInfo struct {
 	nExpert, nUs int
 }
 
+// modelInfoOf is p's model as its file says, or as planned when the
+// file is not made yet.
+func modelInfoOf(p point.Point, planned map[string]ModelRef) (modelInfo, error) {
+	if r, ok := planned[p.ModelID]; ok {
+		if _, err := os.Stat(p.Model); err != nil {
+			return plannedInfo(r)
+		}
+	}
+	f, h, err := gguf.Inspect(p.Model)
+	if err != nil {
+		return modelInfo{}, err
+	}
+	return fileInfo(f, h), nil
+}
+
 // fileInfo is a model file's modelInfo.
 func fileInfo(f *gguf.File, h gguf.Hparams) modelInfo {
 	var params int64
@@ -61,6 +77,12 @@ func (mi modelInfo) stepBytes(tokens int) float64 {
 // MakePlan checks each point against the model (trained context) and the
 // memory free now, and estimates its memory and time.
 func MakePlan(points []point.Point, done map[point.Key]bool, env measure.Env) (*Plan, error) {
+	return makePlan(points, done, env, nil)
+}
+
+// makePlan is MakePlan; a model of planned (by ID: synthetic presets,
+// quantizations) whose file is not made yet is estimated from its shape.
+func makePlan(points []point.Point, done map[point.Key]bool, env measure.Env, planned map[string]ModelRef) (*Plan, error) {
 	pl := &Plan{Memory: map[point.Key]measure.Memory{}, Est: map[point.Key]time.Duration{}}
 	models := map[string]modelInfo{}
 	for _, p := range points {
@@ -70,11 +92,10 @@ func MakePlan(points []point.Point, done map[point.Key]bool, env measure.Env) (*
 		}
 		mi, ok := models[p.Model]
 		if !ok {
-			f, h, err := gguf.Inspect(p.Model)
-			if err != nil {
+			var err error
+			if mi, err = modelInfoOf(p, planned); err != nil {
 				return nil, err
 			}
-			mi = fileInfo(f, h)
 			models[p.Model] = mi
 		}
 		mem := measure.EstimateMemory(mi.h, mi.weights, p)
@@ -173,8 +194,16 @@ func roundDur(d time.Duration) string {
 
 // DryRun writes the plan of points (dropped by filters) to w, as
 // --dry-run shows it.
-func DryRun(w io.Writer, points []point.Point, dropped int, env measure.Env) error {
-	plan, err := MakePlan(points, nil, env)
+// The synthetic models and quantizations of refs not made yet are planned
+// from their shapes: a dry run makes nothing.
+func DryRun(w io.Writer, points []point.Point, refs []ModelRef, dropped int, env measure.Env) error {
+	planned := map[string]ModelRef{}
+	for _, r := range refs {
+		if r.Preset != "" || r.Source != "" {
+			planned[r.ID] = r
+		}
+	}
+	plan, err := makePlan(points, nil, env, planned)
 	if err != nil {
 		return err
 	}

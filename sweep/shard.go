@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/point"
@@ -105,25 +106,26 @@ func plannedInfo(r ModelRef) (modelInfo, error) {
 	}
 	var params, expertParams int64
 	var nExpert, nUsed int
+	var h gguf.Hparams
 	switch {
 	case r.Preset != "":
 		s, err := preset.Lookup(r.Preset)
 		if err != nil {
 			return modelInfo{}, err
 		}
-		m, _ := measure.PlannedMeta(s, r.Type)
+		var m engine.Meta
+		m, h = measure.PlannedMeta(s, r.Type)
 		params, expertParams, nExpert, nUsed = s.Params(), m.ExpertParams, s.NExpert, s.NExpertUsed
 	case r.Source != "":
-		f, h, err := gguf.Inspect(r.Source)
+		f, fh, err := gguf.Inspect(r.Source)
 		if err != nil {
 			return modelInfo{}, err
 		}
-		src := fileInfo(f, h)
-		x := f.Experts(h)
-		params, expertParams, nExpert, nUsed = src.params, x.Params, src.nExpert, src.nUs
+		src := fileInfo(f, fh)
+		params, expertParams, nExpert, nUsed, h = src.params, f.Experts(fh).Params, src.nExpert, src.nUs, fh
 	}
 	bpw := gguf.ApproxBPW(r.Type) / 8
-	return modelInfo{weights: int64(float64(params) * bpw), params: params,
+	return modelInfo{h: h, weights: int64(float64(params) * bpw), params: params,
 		expertBytes: int64(float64(expertParams) * bpw), nExpert: nExpert, nUs: nUsed}, nil
 }
 

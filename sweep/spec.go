@@ -502,6 +502,16 @@ func expand[T any](grid []point.Point, vals []T, set func(*point.Point, T)) []po
 // and its models; then makes the models kept that are not made yet (log
 // says what is made).
 func (s *Spec) Grid(cacheDir string, log io.Writer, check func(path string) error, shard Shard) ([]ModelRef, []point.Point, int, error) {
+	refs, points, dropped, err := s.Layout(cacheDir, shard)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return refs, points, dropped, Make(refs, s.Seed, log, check)
+}
+
+// Layout is Grid without making the models: the refs (their paths
+// resolved), the points of this shard and how many the filters dropped.
+func (s *Spec) Layout(cacheDir string, shard Shard) ([]ModelRef, []point.Point, int, error) {
 	refs, err := Refs(s, cacheDir, true)
 	if err != nil {
 		return nil, nil, 0, err
@@ -521,7 +531,7 @@ func (s *Spec) Grid(cacheDir string, log io.Writer, check func(path string) erro
 		points = slices.DeleteFunc(points, func(p point.Point) bool { return of[p.ModelID] != shard.Index })
 		refs = slices.DeleteFunc(refs, func(r ModelRef) bool { i, ok := of[r.ID]; return !ok || i != shard.Index })
 	}
-	return refs, points, dropped, Make(refs, s.Seed, log, check)
+	return refs, points, dropped, nil
 }
 
 // pollOf is a poll axis value as a point's Poll: -1 is point.NoPool.

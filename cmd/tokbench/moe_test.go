@@ -50,6 +50,11 @@ func TestDryRunMixture(t *testing.T) {
 		!strings.Contains(lines[2], "51.6 of 128 per layer") || !strings.Contains(lines[1], "17.") {
 		t.Errorf("dry run:\n%s", r.stdout)
 	}
+	// sweep's dry run plans it too, making nothing.
+	r = tokbenchEnv(t, []string{"TOKBENCH_CACHE=" + cache}, "sweep", "--synth", "qwen3-30b-a3b", "--types", "q4_k_m", "-p", "0", "-n", "128", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stdout, "synth:qwen3-30b-a3b:q4_k_m") || !strings.Contains(r.stdout, "17.6") {
+		t.Errorf("sweep --dry-run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	if files, _ := filepath.Glob(filepath.Join(cache, "*.gguf")); len(files) > 0 {
 		t.Errorf("a dry run made %v", files)
 	}

@@ -206,6 +206,17 @@ func doSweep(c *cli.Context) error {
 	if n := c.Int("shards"); c.Bool("dry-run") && n > 0 && !c.IsSet("shard") {
 		return partitionDryRun(s, dir, n)
 	}
+	if c.Bool("dry-run") {
+		// Nothing is made: models not made yet are planned from their shapes.
+		models, points, dropped, err := s.Layout(dir, shard)
+		if err != nil {
+			return err
+		}
+		if err := sweep.DryRun(os.Stdout, point.Order(points), models, dropped, measure.DescribeEnv(version)); err != nil {
+			return err
+		}
+		return qualityDryRun(os.Stdout, s, models)
+	}
 	models, points, dropped, err := s.Grid(dir, os.Stderr, func(path string) error { return checkModel(c, path) }, shard)
 	if err != nil {
 		return err
@@ -219,12 +230,6 @@ func doSweep(c *cli.Context) error {
 		return nil
 	}
 	env := measure.DescribeEnv(version)
-	if c.Bool("dry-run") {
-		if err := sweep.DryRun(os.Stdout, points, dropped, env); err != nil {
-			return err
-		}
-		return qualityDryRun(os.Stdout, s, models)
-	}
 	o, closeEvents, err := sweepOptions(c, dir, dropped)
 	if err != nil {
 		return err
