@@ -40,6 +40,7 @@ var facets = []func(r *record.Record) string{
 	func(r *record.Record) string { return "flash attention " + r.FlashAttn.String() },
 	func(r *record.Record) string { return "KV cache " + r.TypeK + "/" + r.TypeV },
 	func(r *record.Record) string { return plural(r.NGPULayers, "GPU layer") },
+	func(r *record.Record) string { return fmt.Sprintf("-ncmoe %d", r.NCPUMoE) },
 	func(r *record.Record) string { return fmt.Sprintf("batch %d/%d", r.NBatch, r.NUBatch) },
 	func(r *record.Record) string { return r.Class() },
 }
@@ -56,6 +57,7 @@ func plural(n int, what string) string {
 const (
 	facetParallel = 3
 	facetDepth    = 4
+	facetCPUMoE   = 9
 )
 
 // modelName is a model as a legend names it: the sweep's name, or the
@@ -170,6 +172,13 @@ func charts(recs []record.Record) []chart {
 		ss := grouped(decode, facetDepth, rate(depth))
 		out = append(out, chart{t, func(sa bool) string {
 			return lineChart(t, "tokens already in the KV cache", "generated tokens/s", ss, sa)
+		}})
+	}
+	if spread(facetCPUMoE) {
+		t := "Decode t/s against the layers whose experts stay in host memory (-ncmoe; bars: 95% CI)"
+		ss := grouped(decode, facetCPUMoE, rate(func(r *record.Record) float64 { return float64(r.NCPUMoE) }))
+		out = append(out, chart{t, func(sa bool) string {
+			return lineChart(t, "layers' experts in host memory (-ncmoe)", "generated tokens/s", ss, sa)
 		}})
 	}
 	if spread(facetParallel) {

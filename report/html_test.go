@@ -250,3 +250,19 @@ func TestBarLabels(t *testing.T) {
 		t.Errorf("no bar labels:\n%s", svg)
 	}
 }
+
+// A sweep over -ncmoe charts decode t/s against it, one series per model.
+func TestHTMLChartsCPUMoE(t *testing.T) {
+	var recs []record.Record
+	for _, n := range []int{0, 8, 16} {
+		recs = append(recs, record.Record{ModelID: "moe", Test: "tg128", Status: record.StatusOK,
+			Settings: record.Settings{NGen: 128, NParallel: 1, Sampling: "none", NCPUMoE: n}, Result: record.Result{AvgTs: 100 - float64(n)}})
+	}
+	var b strings.Builder
+	if err := HTML(&b, recs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Decode t/s against the layers whose experts stay in host memory") {
+		t.Error("no -ncmoe chart")
+	}
+}

@@ -415,7 +415,25 @@ var csvFields = []struct {
 	{"energy_j", func(r *record.Record) string { return optF(r.EnergyJ) }},
 	{"tokens_per_j", func(r *record.Record) string { return optF(r.TokensPerJ) }},
 	{"throttled", func(r *record.Record) string { return strconv.FormatBool(r.Throttled) }},
+	// A mixture of experts: experts per layer, and those a step read, as
+	// measured and as an even router would (empty for a dense model).
+	{"n_expert", func(r *record.Record) string {
+		return expertF(r, func(x *record.Experts) string { return strconv.Itoa(x.Count) })
+	}},
+	{"experts_per_step", func(r *record.Record) string {
+		return expertF(r, func(x *record.Experts) string { return fmtF(x.Distinct) })
+	}},
+	{"experts_uniform_per_step", func(r *record.Record) string {
+		return expertF(r, func(x *record.Experts) string { return fmtF(x.Uniform) })
+	}},
 	{"test_time", func(r *record.Record) string { return r.TestTime.Format("2006-01-02T15:04:05Z") }},
+}
+
+func expertF(r *record.Record, f func(*record.Experts) string) string {
+	if r.Experts == nil {
+		return ""
+	}
+	return f(r.Experts)
 }
 
 func optF(f *float64) string {
