@@ -3,6 +3,7 @@ package measure
 import (
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/preset"
 	"github.com/tokbench/tokbench/record"
@@ -70,15 +71,18 @@ type Estimate struct {
 // record.
 func EstimateTest(p point.Point, meta engine.Meta, h gguf.Hparams, f *gguf.File, env Env) (Estimate, error) {
 	est := Estimate{Memory: EstimateMemory(h, meta.WeightBytes, p), Experts: expertsOf(meta, p)}
+	var hostExperts int64
 	switch {
 	case f != nil:
-		est.Memory.HostWeights = HostWeights(f, p)
+		est.Memory.HostWeights, hostExperts = HostWeights(f, p), hostBytes(f, p, true)
 	case meta.NLayer > 0:
 		// -ncmoe's layers of a planned model (its -ot rules need the
 		// tensors' names, which a plan has not).
-		est.Memory.HostWeights = meta.ExpertBytes * int64(min(p.NCPUMoE, meta.NLayer)) / int64(meta.NLayer)
+		hostExperts = meta.ExpertBytes * int64(min(p.NCPUMoE, meta.NLayer)) / int64(meta.NLayer)
+		est.Memory.HostWeights = hostExperts
 	}
-	pk, err := roofline.PeaksFor(env.Device(p), env.CacheDir)
+	dev := env.Device(p)
+	pk, err := roofline.PeaksFor(dev, env.CacheDir)
 	if err != nil {
 		return est, err
 	}
@@ -87,6 +91,14 @@ func EstimateTest(p point.Point, meta engine.Meta, h gguf.Hparams, f *gguf.File,
 		WeightsBytes: float64(weights), KVBytesPerToken: float64(kv), Params: float64(params), NLayer: meta.NLayer, NEmbd: meta.NEmbd}
 	if x := est.Experts; x != nil {
 		in.ExpertBytes, in.NExpert, in.ExpertsPerStep = float64(x.Bytes), x.Count, x.Uniform
+	}
+	if hostExperts > 0 && dev.Backend != "CPU" {
+		// The experts a GPU step reads from host memory, at the CPU's
+		// ceiling, as the measured roofline splits them.
+		host := roofline.Device{Class: gpu.ClassOf("CPU", "", nil, env.Host.CPUModel, p.Threads), Backend: "CPU"}
+		if hpk, err := roofline.PeaksFor(host, env.CacheDir); err == nil {
+			in.Host = &roofline.HostPart{ExpertBytes: float64(hostExperts), Peaks: hpk}
+		}
 	}
 	est.Roofline = roofline.Analyze(in, pk)
 	return est, nil

@@ -26,7 +26,10 @@ type Memory struct {
 // after them, as engine passes them to llama.cpp) names the CPU. A
 // pattern Go's regexp cannot read counts for nothing here (llama.cpp's
 // ECMAScript reads it at load time).
-func HostWeights(f *gguf.File, p point.Point) int64 {
+func HostWeights(f *gguf.File, p point.Point) int64 { return hostBytes(f, p, false) }
+
+// hostBytes is HostWeights, of the experts alone if experts.
+func hostBytes(f *gguf.File, p point.Point, experts bool) int64 {
 	if f == nil {
 		return 0
 	}
@@ -41,6 +44,9 @@ func HostWeights(f *gguf.File, p point.Point) int64 {
 	}
 	var n int64
 	for _, t := range f.Tensors {
+		if experts && !gguf.IsExpertTensor(t) {
+			continue
+		}
 		for i, re := range res {
 			if re.MatchString(t.Name) {
 				if cpu[i] {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,6 +50,26 @@ func TestDryRunMixture(t *testing.T) {
 	if len(lines) < 3 || !strings.Contains(lines[1], "qwen3-30b-a3b q4_k_m (planned)") || !strings.Contains(lines[1], "8.0 of 128 per layer") ||
 		!strings.Contains(lines[2], "51.6 of 128 per layer") || !strings.Contains(lines[1], "17.") {
 		t.Errorf("dry run:\n%s", r.stdout)
+	}
+	// -o json: the same estimates for scripts; a format that is neither
+	// is refused.
+	r = tokbenchEnv(t, []string{"TOKBENCH_CACHE=" + cache}, "run", "--synth", "qwen3-30b-a3b", "--synth-type", "q4_k_m", "-p", "0", "-n", "128", "--dry-run", "-o", "json")
+	var rows []struct {
+		Fits    bool `json:"fits"`
+		Experts struct {
+			Uniform float64 `json:"uniform_per_step"`
+		} `json:"experts"`
+		Roofline struct {
+			Bytes   float64 `json:"bytes_per_step"`
+			Experts float64 `json:"expert_bytes_per_step"`
+		} `json:"roofline"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 || rows[0].Experts.Uniform != 8 ||
+		rows[0].Roofline.Experts <= 0 || rows[0].Roofline.Experts >= rows[0].Roofline.Bytes {
+		t.Errorf("-o json: %v %+v\n%s", err, rows, r.stdout)
+	}
+	if r := tokbench(t, "run", "--synth", "tiny", "--dry-run", "-o", "csv"); r.code != 2 || !strings.Contains(r.stderr, "-o json") {
+		t.Errorf("-o csv: exit %d %s", r.code, r.stderr)
 	}
 	// sweep's dry run plans it too, making nothing.
 	r = tokbenchEnv(t, []string{"TOKBENCH_CACHE=" + cache}, "sweep", "--synth", "qwen3-30b-a3b", "--types", "q4_k_m", "-p", "0", "-n", "128", "--dry-run")
