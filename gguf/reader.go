@@ -454,6 +454,15 @@ func (f *File) TensorBytes() int64 {
 	return n
 }
 
+// Params is the number of weights: every tensor's elements.
+func (f *File) Params() int64 {
+	var n int64
+	for _, t := range f.Tensors {
+		n += t.Elements()
+	}
+	return n
+}
+
 // BytesByType sums tensor data per ggml type name.
 func (f *File) BytesByType() map[string]int64 {
 	m := map[string]int64{}

@@ -7,6 +7,17 @@ import (
 	"github.com/tokbench/tokbench/roofline"
 )
 
+// stepInputs are the roofline's inputs for a test of p on model meta
+// (tokens to process or generate, after depth), before it is measured; a
+// mixture's experts at an even router's expectation.
+func stepInputs(meta engine.Meta, p point.Point, prompt bool, tokens, depth int) roofline.Inputs {
+	weights, kv, params := StepCost(meta, p.TypeK, p.TypeV)
+	in := roofline.Inputs{Prompt: prompt, Tokens: tokens, Depth: depth, Parallel: p.Parallel, UBatch: p.UBatch(),
+		WeightsBytes: float64(weights), KVBytesPerToken: float64(kv), Params: float64(params), NLayer: meta.NLayer, NEmbd: meta.NEmbd}
+	expertsOf(meta, p).SetInputs(&in)
+	return in
+}
+
 // DecodeRoofline is the roofline of decoding p.Parallel sequences of
 // model meta at once, each with depth tokens of context and gen to
 // generate, measured at ts aggregate tokens per second (a load test's
@@ -17,14 +28,10 @@ func DecodeRoofline(p point.Point, meta engine.Meta, env Env, depth, gen int, ts
 	if err != nil {
 		return roofline.Analysis{}, err
 	}
-	weights, kv, params := StepCost(meta, p.TypeK, p.TypeV)
-	in := roofline.Inputs{Tokens: gen, Depth: depth, Parallel: p.Parallel, UBatch: p.UBatch(),
-		WeightsBytes: float64(weights), KVBytesPerToken: float64(kv), Params: float64(params),
-		NLayer: meta.NLayer, NEmbd: meta.NEmbd, MeasuredTs: ts}
-	if x := expertsOf(meta, p); x != nil {
-		// Not observed under load: an even router's expectation.
-		in.ExpertBytes, in.NExpert, in.ExpertsPerStep = float64(x.Bytes), x.Count, x.Uniform
-	}
+	// A mixture's routing is not observed under load: an even router's
+	// expectation.
+	in := stepInputs(meta, p, false, gen, depth)
+	in.MeasuredTs = ts
 	in.SetTelemetry(tel)
 	return roofline.Analyze(in, pk), nil
 }

@@ -3,7 +3,6 @@ package measure
 import (
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/preset"
 	"github.com/tokbench/tokbench/record"
@@ -11,27 +10,30 @@ import (
 )
 
 // PlannedMeta is what a synthetic model of shape s in file type typ will
-// be, before it is made: its weights at the type's usual bits per weight
-// (a mixture such as q4_k_m is llama.cpp's choice per tensor, which this
-// averages). Norms are left out: a few KB.
+// be, before it is made (AtType). Norms are counted at the type too: a few
+// KB.
 func PlannedMeta(s preset.Shape, typ string) (engine.Meta, gguf.Hparams) {
-	bpw := gguf.ApproxBPW(typ) / 8
-	bytes := func(params int64) int64 { return int64(float64(params) * bpw) }
 	e, hd := int64(s.NEmbd), int64(s.HeadDim())
-	embd := int64(s.NVocab) * e
-	var expertParams int64
-	if s.MoE() {
-		expertParams = int64(s.NLayer) * int64(s.NExpert) * 3 * e * int64(s.ExpertFF())
-	}
 	h := gguf.Hparams{Arch: s.ArchName(), NLayer: int64(s.NLayer), NEmbd: e, NFF: int64(s.NFF), NHead: int64(s.NHead), NHeadKV: int64(s.NHeadKV),
 		NCtxTrain: int64(s.NCtxTrain), NVocab: int64(s.NVocab), KeyLength: hd, ValLength: hd, TiedOutput: s.Tied,
 		NExpert: int64(s.NExpert), NExpertUsed: int64(s.NExpertUsed)}
-	m := engine.Meta{Desc: s.Name + " (planned)", Arch: h.Arch, FileType: typ, NParams: uint64(s.Params()), NLayer: s.NLayer, NEmbd: s.NEmbd,
+	m := engine.Meta{Desc: s.Name + " (planned)", Arch: h.Arch, NParams: uint64(s.Params()), NLayer: s.NLayer, NEmbd: s.NEmbd,
 		NHead: s.NHead, NHeadKV: s.NHeadKV, NVocab: s.NVocab, NCtxTrain: s.NCtxTrain, NEmbdKGQA: int(h.NEmbdKGQA()), NEmbdVGQA: int(h.NEmbdVGQA()),
-		WeightBytes: bytes(s.Params()), EmbdBytes: bytes(embd), Tied: s.Tied,
-		NExpert: s.NExpert, NExpertUsed: s.NExpertUsed, ExpertBytes: bytes(expertParams), ExpertParams: expertParams}
+		Tied: s.Tied, NExpert: s.NExpert, NExpertUsed: s.NExpertUsed, ExpertParams: s.ExpertParams()}
+	return AtType(m, typ), h
+}
+
+// AtType is a model as it will be in file type typ, before it is made
+// (a synthetic one, or a quantization of m): its bytes are its weights
+// at the type's usual bits per weight (a mixture such as q4_k_m is
+// llama.cpp's choice per tensor, which this averages).
+func AtType(m engine.Meta, typ string) engine.Meta {
+	bpw := gguf.ApproxBPW(typ) / 8
+	bytes := func(params int64) int64 { return int64(float64(params) * bpw) }
+	m.FileType = typ
+	m.WeightBytes, m.EmbdBytes, m.ExpertBytes = bytes(int64(m.NParams)), bytes(int64(m.NVocab)*int64(m.NEmbd)), bytes(m.ExpertParams)
 	m.Size = uint64(m.WeightBytes)
-	return m, h
+	return m
 }
 
 // FileMeta is what a model file holds, read from its header alone.
@@ -40,12 +42,8 @@ func FileMeta(path string) (engine.Meta, gguf.Hparams, *gguf.File, error) {
 	if err != nil {
 		return engine.Meta{}, h, nil, err
 	}
-	var params int64
-	for _, t := range f.Tensors {
-		params += t.Elements()
-	}
 	x := f.Experts(h)
-	m := engine.Meta{Path: path, Desc: h.Arch, Arch: h.Arch, NParams: uint64(params), NLayer: int(h.NLayer), NEmbd: int(h.NEmbd),
+	m := engine.Meta{Path: path, Desc: h.Arch, Arch: h.Arch, NParams: uint64(f.Params()), NLayer: int(h.NLayer), NEmbd: int(h.NEmbd),
 		NHead: int(h.NHead), NHeadKV: int(h.NHeadKV), NVocab: int(h.NVocab), NCtxTrain: int(h.NCtxTrain),
 		NEmbdKGQA: int(h.NEmbdKGQA()), NEmbdVGQA: int(h.NEmbdVGQA()), WeightBytes: f.TensorBytes(), Tied: h.TiedOutput, FileSize: f.Size,
 		NExpert: int(x.Count), NExpertUsed: int(x.Used), ExpertBytes: x.Bytes, ExpertParams: x.Params}
@@ -86,17 +84,11 @@ func EstimateTest(p point.Point, meta engine.Meta, h gguf.Hparams, f *gguf.File,
 	if err != nil {
 		return est, err
 	}
-	weights, kv, params := StepCost(meta, p.TypeK, p.TypeV)
-	in := roofline.Inputs{Prompt: p.NGen == 0, Tokens: max(p.NPrompt, p.NGen), Depth: p.NDepth, Parallel: p.Parallel, UBatch: p.UBatch(),
-		WeightsBytes: float64(weights), KVBytesPerToken: float64(kv), Params: float64(params), NLayer: meta.NLayer, NEmbd: meta.NEmbd}
-	if x := est.Experts; x != nil {
-		in.ExpertBytes, in.NExpert, in.ExpertsPerStep = float64(x.Bytes), x.Count, x.Uniform
-	}
-	if hostExperts > 0 && dev.Backend != "CPU" {
+	in := stepInputs(meta, p, p.NGen == 0, max(p.NPrompt, p.NGen), p.NDepth)
+	if hostExperts > 0 && !dev.OnCPU() {
 		// The experts a GPU step reads from host memory, at the CPU's
 		// ceiling, as the measured roofline splits them.
-		host := roofline.Device{Class: gpu.ClassOf("CPU", "", nil, env.Host.CPUModel, p.Threads), Backend: "CPU"}
-		if hpk, err := roofline.PeaksFor(host, env.CacheDir); err == nil {
+		if hpk, err := roofline.PeaksFor(roofline.CPUDevice(env.Host.CPUModel, p.Threads), env.CacheDir); err == nil {
 			in.Host = &roofline.HostPart{ExpertBytes: float64(hostExperts), Peaks: hpk}
 		}
 	}

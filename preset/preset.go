@@ -116,25 +116,31 @@ func (s Shape) ActiveParams() int64 {
 	return active
 }
 
+// ExpertParams is the weights of every expert of every layer (0: dense).
+func (s Shape) ExpertParams() int64 {
+	if !s.MoE() {
+		return 0
+	}
+	return int64(s.NLayer) * int64(s.NExpert) * 3 * int64(s.NEmbd) * int64(s.ExpertFF())
+}
+
 func (s Shape) params() (total, active int64) {
 	e, q, kv := int64(s.NEmbd), int64(s.NHead*s.HeadDim()), int64(s.NHeadKV*s.HeadDim())
 	attn := e*q*2 + e*kv*2 + 2*e
 	if s.ArchName() == Qwen3MoE {
 		attn += 2 * int64(s.HeadDim()) // q and k norms
 	}
-	ffn, ffnActive := 3*e*int64(s.NFF), 3*e*int64(s.NFF)
-	if s.MoE() {
-		one := 3 * e * int64(s.ExpertFF())
-		router := e * int64(s.NExpert)
-		ffn, ffnActive = int64(s.NExpert)*one+router, int64(s.NExpertUsed)*one+router
-	}
 	L, embd := int64(s.NLayer), int64(s.NVocab)*e
-	total, active = L*(attn+ffn)+embd+e, L*(attn+ffnActive)+embd+e
+	total = L*attn + embd + e
 	if !s.Tied {
 		total += embd
-		active += embd
 	}
-	return total, active
+	if !s.MoE() {
+		total += L * 3 * e * int64(s.NFF)
+		return total, total
+	}
+	total += L*e*int64(s.NExpert) + s.ExpertParams() // the routers and the experts
+	return total, total - s.ExpertParams()*int64(s.NExpert-s.NExpertUsed)/int64(s.NExpert)
 }
 
 // Check says what is wrong with a shape, if anything.

@@ -1,6 +1,10 @@
 package record
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/tokbench/tokbench/roofline"
+)
 
 // Experts are a mixture of experts in a measured test: how many there
 // are, where their bytes sit, and how the router spread the test's
@@ -41,6 +45,14 @@ func (x *Experts) PerStep() float64 {
 		return x.Distinct
 	}
 	return x.Uniform
+}
+
+// SetInputs puts the experts into a roofline's inputs: all their bytes,
+// and the distinct ones a layer's step reads (PerStep).
+func (x *Experts) SetInputs(in *roofline.Inputs) {
+	if x != nil {
+		in.ExpertBytes, in.NExpert, in.ExpertsPerStep = float64(x.Bytes), x.Count, x.PerStep()
+	}
 }
 
 // ByLayer is what a step's layers read, for its kernels: those that

@@ -1,9 +1,6 @@
 package record
 
 import (
-	"strings"
-
-	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/roofline"
 )
@@ -20,9 +17,7 @@ func (r *Record) RooflineInputs() roofline.Inputs {
 		WeightsBytes: float64(r.WeightsStepBytes), KVBytesPerToken: float64(r.KVBytesPerToken), Params: float64(r.FlopParams),
 		NLayer: r.ModelNLayer, NEmbd: r.ModelNEmbd, MeasuredTs: r.AvgTs, Throttled: r.Throttled,
 	}
-	if x := r.Experts; x != nil {
-		in.ExpertBytes, in.NExpert, in.ExpertsPerStep = float64(x.Bytes), x.Count, x.PerStep()
-	}
+	r.Experts.SetInputs(&in)
 	if r.Telemetry != nil {
 		in.SetTelemetry(r.Telemetry.Measure)
 	}
@@ -75,11 +70,10 @@ func (r *Record) SetRoofline(peaks *roofline.Cache) error {
 		return err
 	}
 	in := r.RooflineInputs()
-	if x := r.Experts; x != nil && x.HostBytes() > 0 && !strings.EqualFold(r.Backend, "CPU") {
+	if x := r.Experts; x != nil && x.HostBytes() > 0 && !r.Device().OnCPU() {
 		// Experts kept in host memory (-ncmoe, -ot): the CPU's part of
 		// the step, against the CPU's own ceiling.
-		host := roofline.Device{Class: gpu.ClassOf("CPU", "", nil, r.CPUInfo, r.NThreads), Backend: "CPU"}
-		hpk, err := peaks.Peaks(host)
+		hpk, err := peaks.Peaks(roofline.CPUDevice(r.CPUInfo, r.NThreads))
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,13 @@ type Device struct {
 // OnCPU says whether the CPU did the work.
 func (d Device) OnCPU() bool { return d.Backend == "" || strings.EqualFold(d.Backend, "CPU") }
 
+// CPUDevice is the host CPU's device (its ceilings are those of its
+// class at threads threads): where the experts kept in host memory are
+// read while a GPU runs the rest.
+func CPUDevice(cpuModel string, threads int) Device {
+	return Device{Class: gpu.ClassOf("CPU", "", nil, cpuModel, threads), Backend: "CPU"}
+}
+
 // PeaksFor finds a device's ceilings: a probe of its hardware class in dir
 // if there is one, else the GPU's datasheet (with NVML's bandwidth when
 // the driver gave it); none for a CPU never probed.

@@ -28,50 +28,38 @@ type Plan struct {
 	Est     map[point.Key]time.Duration
 }
 
-type modelInfo struct {
-	h       gguf.Hparams
-	weights int64
-	params  int64
-	f       *gguf.File // for the weights a point keeps in host memory
-	// A mixture's experts: their bytes, how many per layer, how many a
-	// token uses.
-	expertBytes  int64
-	nExpert, nUs int
+// ModelPlan is a model as the estimates see it: its sizes and experts,
+// its hyperparameters and its file (nil for one not made yet).
+type ModelPlan struct {
+	Name string // the file, or "PRESET TYPE (planned)"
+	Meta engine.Meta
+	H    gguf.Hparams
+	File *gguf.File
 }
 
-// modelInfoOf is p's model as its file says, or as planned when the
-// file is not made yet.
-func modelInfoOf(p point.Point, planned map[string]ModelRef) (modelInfo, error) {
-	if r, ok := planned[p.ModelID]; ok {
-		if _, err := os.Stat(p.Model); err != nil {
-			return plannedInfo(r)
-		}
+// PlanModel is r's model from its file when there is one, else planned
+// from its shape (a synthetic preset, or a quantization of its source).
+func PlanModel(r ModelRef) (ModelPlan, error) {
+	if _, err := os.Stat(r.Path); err == nil || (r.Preset == "" && r.Source == "") {
+		return fileModel(r.Path)
 	}
-	f, h, err := gguf.Inspect(p.Model)
-	if err != nil {
-		return modelInfo{}, err
-	}
-	return fileInfo(f, h), nil
+	return plannedModel(r)
 }
 
-// fileInfo is a model file's modelInfo.
-func fileInfo(f *gguf.File, h gguf.Hparams) modelInfo {
-	var params int64
-	for _, t := range f.Tensors {
-		params += t.Elements()
-	}
-	x := f.Experts(h)
-	return modelInfo{h: h, weights: f.TensorBytes(), params: params, f: f, expertBytes: x.Bytes, nExpert: int(x.Count), nUs: int(x.Used)}
+func fileModel(path string) (ModelPlan, error) {
+	m, h, f, err := measure.FileMeta(path)
+	return ModelPlan{Name: path, Meta: m, H: h, File: f}, err
 }
 
 // stepBytes is the weights a step of tokens reads: a mixture's experts
 // at an even router's expectation.
-func (mi modelInfo) stepBytes(tokens int) float64 {
-	if mi.nExpert == 0 {
-		return float64(mi.weights)
+func (mp ModelPlan) stepBytes(tokens int) float64 {
+	m := mp.Meta
+	if m.NExpert == 0 {
+		return float64(m.WeightBytes)
 	}
-	e := roofline.UniformExperts(float64(mi.nExpert), float64(mi.nUs), float64(tokens))
-	return float64(mi.weights-mi.expertBytes) + float64(mi.expertBytes)*e/float64(mi.nExpert)
+	e := roofline.UniformExperts(float64(m.NExpert), float64(m.NExpertUsed), float64(tokens))
+	return float64(m.WeightBytes-m.ExpertBytes) + float64(m.ExpertBytes)*e/float64(m.NExpert)
 }
 
 // MakePlan checks each point against the model (trained context) and the
@@ -84,25 +72,30 @@ func MakePlan(points []point.Point, done map[point.Key]bool, env measure.Env) (*
 // quantizations) whose file is not made yet is estimated from its shape.
 func makePlan(points []point.Point, done map[point.Key]bool, env measure.Env, planned map[string]ModelRef) (*Plan, error) {
 	pl := &Plan{Memory: map[point.Key]measure.Memory{}, Est: map[point.Key]time.Duration{}}
-	models := map[string]modelInfo{}
+	models := map[string]ModelPlan{}
 	for _, p := range points {
 		if done[p.Key()] {
 			pl.Done++
 			continue
 		}
-		mi, ok := models[p.Model]
+		mp, ok := models[p.Model]
 		if !ok {
 			var err error
-			if mi, err = modelInfoOf(p, planned); err != nil {
+			if r, ok := planned[p.ModelID]; ok {
+				mp, err = PlanModel(r)
+			} else {
+				mp, err = fileModel(p.Model)
+			}
+			if err != nil {
 				return nil, err
 			}
-			models[p.Model] = mi
+			models[p.Model] = mp
 		}
-		mem := measure.EstimateMemory(mi.h, mi.weights, p)
-		mem.HostWeights = measure.HostWeights(mi.f, p)
+		mem := measure.EstimateMemory(mp.H, mp.Meta.WeightBytes, p)
+		mem.HostWeights = measure.HostWeights(mp.File, p)
 		pl.Memory[p.Key()] = mem
-		pl.Est[p.Key()] = estimate(p, mi)
-		if err := measure.Fits(mi.h, mem, p); err != nil {
+		pl.Est[p.Key()] = estimate(p, mp)
+		if err := measure.Fits(mp.H, mem, p); err != nil {
 			r := measure.Unmeasured(p, env, record.StatusSkipped, err.Error())
 			pl.Skipped = append(pl.Skipped, r)
 			continue
@@ -122,15 +115,16 @@ const (
 	gpuFlop          = 50e12
 )
 
-func estimate(p point.Point, mi modelInfo) time.Duration {
+func estimate(p point.Point, mp ModelPlan) time.Duration {
 	bw, flop := cpuBWPerThread*float64(min(p.Threads, 16)), cpuFlopPerThread*float64(p.Threads)
 	if p.NGPULayers != 0 && len(engine.GPUs()) > 0 {
 		bw, flop = gpuBW, gpuFlop
 	}
 	// A mixture computes with the experts its tokens use.
-	active := float64(mi.params)
-	if mi.nExpert > 0 && mi.weights > 0 {
-		active -= active * float64(mi.expertBytes) / float64(mi.weights) * (1 - float64(mi.nUs)/float64(mi.nExpert))
+	m := mp.Meta
+	active := float64(m.NParams)
+	if m.NExpert > 0 {
+		active -= float64(m.ExpertParams) * (1 - float64(m.NExpertUsed)/float64(m.NExpert))
 	}
 	prefill := func(tokens int) float64 { return 2 * active * float64(tokens) / flop }
 	reps := float64(p.Reps)
@@ -139,7 +133,7 @@ func estimate(p point.Point, mi modelInfo) time.Duration {
 	}
 	var s float64
 	if p.NGen > 0 {
-		s = reps * float64(p.NGen) * max(mi.stepBytes(p.Parallel)/bw, prefill(p.Parallel))
+		s = reps * float64(p.NGen) * max(mp.stepBytes(p.Parallel)/bw, prefill(p.Parallel))
 		if p.Sampled() {
 			s *= 2 // the raw test runs too, unless the sweep has it
 		}

@@ -13,8 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/preset"
@@ -62,9 +60,9 @@ func ParseShard(v string, shards int) (Shard, error) {
 // partition on every machine.
 func Partition(points []point.Point, refs []ModelRef, n int) (map[string]int, []time.Duration, error) {
 	cost := map[string]time.Duration{}
-	infos := map[string]modelInfo{}
+	infos := map[string]ModelPlan{}
 	for _, r := range refs {
-		mi, err := plannedInfo(r)
+		mi, err := plannedModel(r)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -93,40 +91,28 @@ func Partition(points []point.Point, refs []ModelRef, n int) (map[string]int, []
 	return out, load, nil
 }
 
-// plannedInfo is what the estimate needs of a model, before it is made:
+// plannedModel is what the estimates need of a model, before it is made:
 // a given file's real sizes; a synthetic model's or a quantization's from
-// the shape (preset, or the source file) and the type's usual bits per
+// the shape (preset, or the source file) at the type's usual bits per
 // weight, whether or not this machine's cache has it already (every shard
 // must compute the same partition).
-func plannedInfo(r ModelRef) (modelInfo, error) {
-	if r.Preset == "" && r.Source == "" {
-		if f, h, err := gguf.Inspect(r.Path); err == nil {
-			return fileInfo(f, h), nil
-		}
-	}
-	var params, expertParams int64
-	var nExpert, nUsed int
-	var h gguf.Hparams
+func plannedModel(r ModelRef) (ModelPlan, error) {
 	switch {
 	case r.Preset != "":
 		s, err := preset.Lookup(r.Preset)
 		if err != nil {
-			return modelInfo{}, err
+			return ModelPlan{}, err
 		}
-		var m engine.Meta
-		m, h = measure.PlannedMeta(s, r.Type)
-		params, expertParams, nExpert, nUsed = s.Params(), m.ExpertParams, s.NExpert, s.NExpertUsed
+		m, h := measure.PlannedMeta(s, r.Type)
+		return ModelPlan{Name: fmt.Sprintf("%s %s (planned)", s.Name, r.Type), Meta: m, H: h}, nil
 	case r.Source != "":
-		f, fh, err := gguf.Inspect(r.Source)
+		src, err := fileModel(r.Source)
 		if err != nil {
-			return modelInfo{}, err
+			return ModelPlan{}, err
 		}
-		src := fileInfo(f, fh)
-		params, expertParams, nExpert, nUsed, h = src.params, f.Experts(fh).Params, src.nExpert, src.nUs, fh
+		return ModelPlan{Name: r.ID + " (planned)", Meta: measure.AtType(src.Meta, r.Type), H: src.H}, nil
 	}
-	bpw := gguf.ApproxBPW(r.Type) / 8
-	return modelInfo{h: h, weights: int64(float64(params) * bpw), params: params,
-		expertBytes: int64(float64(expertParams) * bpw), nExpert: nExpert, nUs: nUsed}, nil
+	return fileModel(r.Path)
 }
 
 // SpecFlags are the sweep flags that say what is measured (the others say

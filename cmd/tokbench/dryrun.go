@@ -6,10 +6,7 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/measure"
-	"github.com/tokbench/tokbench/preset"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/sweep"
@@ -40,9 +37,9 @@ func dryRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	metas := map[string]modelPlan{}
+	metas := map[string]sweep.ModelPlan{}
 	for _, r := range refs {
-		if metas[r.ID], err = planModel(r); err != nil {
+		if metas[r.ID], err = sweep.PlanModel(r); err != nil {
 			return err
 		}
 	}
@@ -53,13 +50,13 @@ func dryRun(c *cli.Context) error {
 			continue
 		}
 		mp := metas[p.ModelID]
-		est, err := measure.EstimateTest(p, mp.meta, mp.h, mp.f, env)
+		est, err := measure.EstimateTest(p, mp.Meta, mp.H, mp.File, env)
 		if err != nil {
 			return err
 		}
-		row := dryRow{Model: mp.name, Test: p.TestName(), NGPULayers: p.NGPULayers, NCPUMoE: p.NCPUMoE, Memory: est.Memory, Fits: true,
+		row := dryRow{Model: mp.Name, Test: p.TestName(), NGPULayers: p.NGPULayers, NCPUMoE: p.NCPUMoE, Memory: est.Memory, Fits: true,
 			Experts: est.Experts, Roofline: est.Roofline}
-		if err := measure.Fits(mp.h, est.Memory, p); err != nil {
+		if err := measure.Fits(mp.H, est.Memory, p); err != nil {
 			row.Fits, row.Refused = false, err.Error()
 		}
 		rows = append(rows, row)
@@ -122,27 +119,4 @@ func dryTable(rows []dryRow) error {
 		}
 	}
 	return nil
-}
-
-// modelPlan is a model as the estimates see it.
-type modelPlan struct {
-	name string
-	meta engine.Meta
-	h    gguf.Hparams
-	f    *gguf.File // nil: not made yet
-}
-
-// planModel reads a model's file when it exists, else plans a synthetic
-// one from its preset.
-func planModel(r sweep.ModelRef) (modelPlan, error) {
-	if _, err := os.Stat(r.Path); err == nil || r.Preset == "" {
-		m, h, f, err := measure.FileMeta(r.Path)
-		return modelPlan{r.Path, m, h, f}, err
-	}
-	s, err := preset.Lookup(r.Preset)
-	if err != nil {
-		return modelPlan{}, err
-	}
-	m, h := measure.PlannedMeta(s, r.Type)
-	return modelPlan{fmt.Sprintf("%s %s (planned)", s.Name, r.Type), m, h, nil}, nil
 }
