@@ -62,11 +62,15 @@ static void tb_place_weight(tb_prof *p, const struct ggml_tensor *w, int expert)
 static void tb_count_experts(tb_prof *p, const struct ggml_tensor *t) {
     int64_t k = t->ne[0], n = t->ne[1];
     if (t->type != GGML_TYPE_I32 || k <= 0 || k > p->n_expert || !t->buffer) return;
-    int32_t ids[512]; // LLAMA_MAX_EXPERTS
-    uint8_t seen[512] = {0};
+    // One read of the whole (strided) view: one transfer from a GPU.
+    size_t size = ggml_nbytes(t);
+    char *buf = malloc(size);
+    if (!buf) return;
+    ggml_backend_tensor_get((struct ggml_tensor *)t, buf, 0, size);
+    uint8_t seen[512] = {0}; // LLAMA_MAX_EXPERTS
     int64_t distinct = 0;
     for (int64_t i = 0; i < n; i++) {
-        ggml_backend_tensor_get((struct ggml_tensor *)t, ids, (size_t)(i * t->nb[1]), (size_t)k * sizeof ids[0]);
+        const int32_t *ids = (const int32_t *)(buf + i * t->nb[1]);
         for (int64_t j = 0; j < k; j++) {
             int32_t e = ids[j];
             if (e < 0 || e >= p->n_expert) continue;
@@ -77,6 +81,7 @@ static void tb_count_experts(tb_prof *p, const struct ggml_tensor *t) {
             }
         }
     }
+    free(buf);
     if (p->moe_step_tokens == 0) p->moe_step_tokens = n;
     if (n < p->moe_step_tokens) {
         p->moe_short_nodes++;

@@ -1,9 +1,6 @@
 package gguf
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // Experts is how a mixture of experts' weights divide: the experts'
 // tensors ([in, out, expert] matrices, "blk.N.ffn_*_exps") and the rest.
@@ -11,8 +8,6 @@ type Experts struct {
 	Count, Used int64 // per layer; per token
 	Bytes       int64 // every expert of every layer
 	Params      int64
-	// LayerBytes is one layer's experts, by layer (all its experts).
-	LayerBytes map[int]int64
 }
 
 // IsExpertTensor says whether a tensor holds experts: a 3-D matrix of a
@@ -23,7 +18,7 @@ func IsExpertTensor(t Tensor) bool {
 
 // Experts sums the file's expert tensors; Count is 0 for a dense model.
 func (f *File) Experts(h Hparams) Experts {
-	x := Experts{Count: h.NExpert, Used: h.NExpertUsed, LayerBytes: map[int]int64{}}
+	x := Experts{Count: h.NExpert, Used: h.NExpertUsed}
 	if h.NExpert == 0 {
 		return x
 	}
@@ -33,18 +28,6 @@ func (f *File) Experts(h Hparams) Experts {
 		}
 		x.Bytes += t.Bytes()
 		x.Params += t.Elements()
-		x.LayerBytes[BlockOf(t.Name)] += t.Bytes()
 	}
 	return x
-}
-
-// BlockOf is the layer of a "blk.N." tensor, -1 for others.
-func BlockOf(name string) int {
-	rest, ok := strings.CutPrefix(name, "blk.")
-	num, _, dot := strings.Cut(rest, ".")
-	n, err := strconv.Atoi(num)
-	if !ok || !dot || err != nil || n < 0 {
-		return -1
-	}
-	return n
 }
