@@ -40,10 +40,16 @@ else ifeq ($(HOST_ARCH),x86_64)
 ARCH_FLAGS += -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 endif
 
+# Two warnings of code we do not own, silenced so that a first build shows
+# its result, not 180 lines of them: go-nvml's calls of NVML functions
+# its header marks deprecated, and a false stringop-overflow in ggml-cpu's
+# repack.cpp.
+QUIET := -Wno-deprecated-declarations -Wno-stringop-overflow
+
 export CGO_ENABLED  := 1
 export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include $(AMX_CPPFLAGS)
-export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
-export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
+export CGO_CFLAGS   := -O3 $(ARCH_FLAGS) $(QUIET)
+export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS) $(QUIET)
 
 # make arm64: the same binary for linux/arm64 (the Grace CPUs of GH200 and
 # GB200 boxes), cross-compiled with Debian's g++-aarch64-linux-gnu, for any
@@ -51,7 +57,7 @@ export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 ARM64_BIN   ?= bin/arm64/tokbench
 ARM64_FLAGS ?= -O3 -march=armv8.2-a+dotprod+fp16
 
-.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline bench-moe bench-quality cuda vulkan clean env
+.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline bench-moe bench-quality cuda vulkan gpu-bundle clean env
 
 all: build
 
@@ -64,7 +70,7 @@ build:
 
 arm64:
 	CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ GOARCH=arm64 \
-	CGO_CFLAGS="$(ARM64_FLAGS)" CGO_CXXFLAGS="$(ARM64_FLAGS)" \
+	CGO_CFLAGS="$(ARM64_FLAGS) $(QUIET)" CGO_CXXFLAGS="$(ARM64_FLAGS) $(QUIET)" \
 	CGO_CPPFLAGS="-I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include" \
 	$(GO) build -o $(ARM64_BIN) ./cmd/tokbench
 	NM=$$(command -v aarch64-linux-gnu-nm || echo nm) scripts/check-symbols.sh $(ARM64_BIN)
@@ -172,6 +178,17 @@ cuda: build
 # llvmpipe runs it without a GPU), cached per machine.
 vulkan: build
 	OLLAMA_DIR=$(OLLAMA_DIR) BACKEND=vulkan scripts/build-backend.sh bin
+
+# The GPU run, prepared (docs/gpu.md): the binary for any x86-64-v3 CPU,
+# the pinned ggml tree CMake builds the CUDA backend from and the scripts,
+# in one ignored folder that scripts/gpu-run.sh runs from on a GPU box
+# without Go or a network; checked against a device call's 64 MiB.
+BUNDLE       ?= build/gpu-bundle
+BUNDLE_MARCH ?= x86-64-v3
+gpu-bundle:
+	@test "$(HOST_ARCH)" = x86_64 || { echo "gpu-bundle: builds on x86-64 only (this is $(HOST_ARCH))"; exit 1; }
+	$(MAKE) --no-print-directory BIN=$(BUNDLE)/bin/tokbench MARCH=$(BUNDLE_MARCH) PORTABLE=0 AMX=0 build
+	OLLAMA_DIR=$(OLLAMA_DIR) scripts/gpu-bundle.sh $(BUNDLE) $(BUNDLE)/bin/tokbench
 
 env:
 	@echo OLLAMA_DIR=$(OLLAMA_DIR)

@@ -191,6 +191,15 @@ var gpuColumns = []column{
 	{"gpu %", true, func(r *record.Record) string { return gpuStat(r, "gpu_util", "%.0f") }},
 	{"mem %", true, func(r *record.Record) string { return gpuStat(r, "mem_util", "%.0f") }},
 	{"dram bw %", true, func(r *record.Record) string { return gpuStat(r, "dram_bw_util", "%.0f") }},
+	// The share of the peak bandwidth the roofline's bytes per step moved
+	// at: beside NVML's memory-controller and GPM's DRAM figures, whether
+	// the memory was as busy as the step's bytes say.
+	{"step bw %", true, func(r *record.Record) string {
+		if r.Roofline == nil || r.Roofline.PeakBWGBs == 0 || r.Roofline.AchievedGBs == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f", 100*r.Roofline.AchievedGBs/r.Roofline.PeakBWGBs)
+	}},
 	{"W", true, func(r *record.Record) string { return gpuStat(r, "power_w", "%.0f") }},
 	{"J/tok", true, func(r *record.Record) string {
 		if r.TokensPerJ == nil || *r.TokensPerJ == 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/stats"
 )
 
@@ -87,12 +88,14 @@ func TestGPUColumns(t *testing.T) {
 		{Dev: 0, Metrics: map[string]gpu.Stat{"gpu_util": {Mean: 90}, "mem_util": {Mean: 70}, "power_w": {Mean: 400}}},
 		{Dev: 1, Metrics: map[string]gpu.Stat{"gpu_util": {Mean: 80}, "mem_util": {Mean: 50}, "power_w": {Mean: 300}}},
 	}}}
+	recs[1].Roofline = &roofline.Analysis{AchievedGBs: 3168, PeakBWGBs: 4800, CeilingTs: 1, Verdict: roofline.MemoryBound}
 	b.Reset()
 	wide(&b, recs)
 	out := b.String()
 	// The GPU columns are the means of the two GPUs: utilisation 85,
-	// memory controller 60, 350 W; 4 tokens per joule is 0.25 J/token.
-	for _, want := range []string{"gpu %", "J/tok", " 85 ", " 60 ", " 350 ", "0.25 (throttled)"} {
+	// memory controller 60, 350 W; 4 tokens per joule is 0.25 J/token;
+	// the step's bytes moved at 3168 of 4800 GB/s, 66% of the peak.
+	for _, want := range []string{"gpu %", "J/tok", " 85 ", " 60 ", " 350 ", "0.25 (throttled)", "step bw %", " 66 "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

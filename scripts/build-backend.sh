@@ -11,7 +11,7 @@
 # Environment: BACKEND (cuda or vulkan), CUDA_ARCHITECTURES (default
 # "native": the GPUs of this machine), OLLAMA_DIR (default: from the Go
 # module cache), BUILD_DIR (default build/BACKEND), JOBS (default: all
-# cores), CACHE (default ~/.cache/tokbench): a Vulkan build is kept there,
+# cores), GENERATOR (default Ninja where installed), CACHE (default ~/.cache/tokbench): a Vulkan build is kept there,
 # keyed by the ollama version and tokbench's patch, and reused.
 #
 # Vulkan builds from a copy of the pinned tree (never the module cache)
@@ -85,9 +85,17 @@ else
   flags+=("-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES:-native}")
 fi
 
+# Ninja where it is installed (GENERATOR overrides), unless the build
+# folder was configured with another generator.
+gen=()
+if [ -n "${GENERATOR:-}" ]; then
+  gen=(-G "$GENERATOR")
+elif command -v ninja >/dev/null && [ ! -f "$build/cmake/CMakeCache.txt" ]; then
+  gen=(-G Ninja)
+fi
 # $ORIGIN: the libraries find each other wherever they are installed.
 # shellcheck disable=SC2016
-cmake -S "$src" -B "$build/cmake" -DCMAKE_BUILD_TYPE=Release \
+cmake "${gen[@]}" -S "$src" -B "$build/cmake" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON -DCMAKE_INSTALL_RPATH='$ORIGIN' \
   -DGGML_CCACHE=OFF "${flags[@]}"
 cmake --build "$build/cmake" --target "ggml-$backend" -j "$jobs"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/preset"
 	"github.com/tokbench/tokbench/report"
 	"github.com/urfave/cli/v2"
@@ -17,7 +18,7 @@ func synthCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "synth",
 		Usage:     "write a synthetic model, dense or a mixture of experts (random weights, real shape)",
-		UsageText: "tokbench synth --preset llama-8b [--type f16] [--seed N] --out FILE\n   tokbench synth --n-embd 1024 --n-layer 8 --n-ff 4096 --n-head 16 --n-head-kv 4 --n-vocab 32000 --out FILE\n   tokbench synth --preset tiny-moe --n-expert 16 --n-expert-used 4 [--router same] --out FILE",
+		UsageText: "tokbench synth --preset llama-8b [--type f16] [--seed N] [--out FILE]   (no --out: into the cache, where run --synth finds it)\n   tokbench synth --n-embd 1024 --n-layer 8 --n-ff 4096 --n-head 16 --n-head-kv 4 --n-vocab 32000 --out FILE\n   tokbench synth --preset tiny-moe --n-expert 16 --n-expert-used 4 [--router same] --out FILE",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "preset", Usage: "shape: " + strings.Join(preset.Names(), ", ")},
 			&cli.StringFlag{Name: "type", Value: "f16", Usage: "file type: f32, f16, bf16 or a quantization (" + strings.Join(gguf.FileTypes(), ", ") + ")"},
@@ -44,16 +45,30 @@ func synthCommand() *cli.Command {
 }
 
 func doSynth(c *cli.Context) error {
-	out := outFile(c)
-	if out == "" {
-		return usagef("no output file: give --out FILE.gguf")
-	}
 	s, err := shapeFromFlags(c)
 	if err != nil {
 		return err
 	}
 	if _, _, err := gguf.ParseFileType(c.String("type")); err != nil {
 		return usageErr(err)
+	}
+	out := outFile(c)
+	if out == "" {
+		// A preset as it is, with the default router, goes where
+		// run --synth and sweep --synth look for it.
+		if !c.IsSet("preset") || len(shapeFlagsSet(c)) > 0 || c.String("router") != engine.RouterRandom {
+			return usagef("no output file: give --out FILE.gguf (only a preset as it is goes to the cache without one)")
+		}
+		dir, err := measure.CacheDir()
+		if err != nil {
+			return err
+		}
+		if out, err = measure.SynthPath(dir, c.String("preset"), c.String("type"), c.Uint64("seed")); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
 	}
 	if r := c.String("router"); r != engine.RouterRandom && r != engine.RouterSame {
 		return usagef("--router %s: use %s or %s", r, engine.RouterRandom, engine.RouterSame)
@@ -81,6 +96,29 @@ func doSynth(c *cli.Context) error {
 	return nil
 }
 
+// shapeFlags are synth's flags that change a shape's dimensions.
+func shapeFlags(s *preset.Shape) map[string]*int {
+	return map[string]*int{"n-vocab": &s.NVocab, "n-embd": &s.NEmbd, "n-layer": &s.NLayer, "n-ff": &s.NFF,
+		"n-head": &s.NHead, "n-head-kv": &s.NHeadKV, "n-ctx-train": &s.NCtxTrain, "head-dim": &s.HeadSize,
+		"n-expert": &s.NExpert, "n-expert-used": &s.NExpertUsed, "n-ff-exp": &s.NFFExp}
+}
+
+// shapeFlagsSet are the shape flags given (--arch and --tied count).
+func shapeFlagsSet(c *cli.Context) []string {
+	var set []string
+	for name := range shapeFlags(&preset.Shape{}) {
+		if c.IsSet(name) {
+			set = append(set, name)
+		}
+	}
+	for _, name := range []string{"arch", "tied"} {
+		if c.IsSet(name) {
+			set = append(set, name)
+		}
+	}
+	return set
+}
+
 // shapeFromFlags is the --preset's shape with the dimensions given as
 // flags in its place, or a custom shape of those dimensions.
 func shapeFromFlags(c *cli.Context) (preset.Shape, error) {
@@ -93,9 +131,7 @@ func shapeFromFlags(c *cli.Context) (preset.Shape, error) {
 	} else if !c.IsSet("n-embd") {
 		return s, usagef("give --preset NAME (%s) or the dimensions (--n-embd, --n-layer, ...)", strings.Join(preset.Names(), ", "))
 	}
-	for name, dst := range map[string]*int{"n-vocab": &s.NVocab, "n-embd": &s.NEmbd, "n-layer": &s.NLayer, "n-ff": &s.NFF,
-		"n-head": &s.NHead, "n-head-kv": &s.NHeadKV, "n-ctx-train": &s.NCtxTrain, "head-dim": &s.HeadSize,
-		"n-expert": &s.NExpert, "n-expert-used": &s.NExpertUsed, "n-ff-exp": &s.NFFExp} {
+	for name, dst := range shapeFlags(&s) {
 		if c.IsSet(name) {
 			*dst = c.Int(name)
 		}

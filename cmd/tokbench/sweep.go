@@ -30,7 +30,7 @@ func sweepCommand() *cli.Command {
 		Flags: append(append(append(testFlags(),
 			&cli.StringFlag{Name: "spec", Usage: "YAML sweep spec (examples/sweep.yaml); flags given too override its keys"},
 			listFlag("synth", nil, "synthetic presets (made once in the cache)"),
-			listFlag("types", nil, "quantizations for --synth and --quantize-from"),
+			listFlag("types", []string{"synth-type"}, "quantizations for --synth and --quantize-from"),
 			&cli.StringFlag{Name: "quantize-from", Usage: "F16/BF16/F32 model to quantize to each of --types (cached by file hash and type)"},
 			&cli.IntFlag{Name: "max-points", Value: sweep.DefaultMaxPoints, Usage: "refuse a grid of more points than this"},
 			&cli.StringSliceFlag{Name: "filter", Usage: "drop the points matching, e.g. 'n_depth>=4096 && parallel>4' (repeatable)"},
