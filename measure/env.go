@@ -152,6 +152,7 @@ func fill(r record.Record, p point.Point, meta engine.Meta, env Env) record.Reco
 	r.NCPUMoE, r.DeviceSelect, r.NoKVOffload, r.CPUStrict, r.Prio = p.NCPUMoE, p.Devices, p.NoKVOffload, p.CPUStrict, p.Prio
 	r.TensorSplit, r.TensorOverrides, r.CPUMask = cmp.Or(p.TensorSplit, "0.00"), cmp.Or(p.Overrides, "none"), cmp.Or(p.CPUMask, "0x0")
 	r.Poll = p.PollLevel()
+	r.Switches = p.Switches
 	r.TestTime = time.Now().UTC().Truncate(time.Second)
 	return r
 }

@@ -41,36 +41,8 @@ var (
 
 // knobs is the key's text for the knobs that are set.
 func (k Key) knobs() string {
-	var b strings.Builder
-	add := func(name, v string) { b.WriteString("|" + name + "=" + escapeKey.Replace(v)) }
-	if k.Devices != "" {
-		add("dev", k.Devices)
-	}
-	if k.TensorSplit != "" {
-		add("ts", k.TensorSplit)
-	}
-	if k.Overrides != "" {
-		add("ot", k.Overrides)
-	}
-	if k.NCPUMoE != 0 {
-		add("ncmoe", strconv.Itoa(k.NCPUMoE))
-	}
-	if k.Poll != "" {
-		add("poll", k.Poll)
-	}
-	if k.CPUMask != "" {
-		add("C", k.CPUMask)
-	}
-	if k.CPUStrict {
-		add("strict", "true")
-	}
-	if k.Prio != 0 {
-		add("prio", strconv.Itoa(k.Prio))
-	}
-	if k.NoKVOffload {
-		add("nkvo", "true")
-	}
-	return b.String()
+	p := Point{Placement: k.Placement, Threading: k.Threading, NoKVOffload: k.NoKVOffload}
+	return KnobText(&p, escapeKey.Replace)
 }
 
 // String is the key's text form:
@@ -98,15 +70,21 @@ func (k *Key) UnmarshalText(b []byte) error {
 	var out Key
 	out.Model = s[:i]
 	ints := map[string]*int{"p": &out.NPrompt, "n": &out.NGen, "d": &out.NDepth, "np": &out.Parallel, "b": &out.NBatch,
-		"ub": &out.NUBatch, "t": &out.Threads, "ngl": &out.NGPULayers, "mg": &out.MainGPU, "ncmoe": &out.NCPUMoE, "prio": &out.Prio}
-	strs := map[string]*string{"ctk": &out.TypeK, "ctv": &out.TypeV, "dev": &out.Devices, "ts": &out.TensorSplit, "ot": &out.Overrides,
-		"poll": &out.Poll, "C": &out.CPUMask}
+		"ub": &out.NUBatch, "t": &out.Threads, "ngl": &out.NGPULayers, "mg": &out.MainGPU}
+	strs := map[string]*string{"ctk": &out.TypeK, "ctv": &out.TypeV}
+	var knobs Point
 	for _, kv := range strings.Split(s[i+1:], "|") {
 		name, v, _ := strings.Cut(kv, "=")
 		v = unescapeKey.Replace(v)
 		var err error
 		if dst, ok := strs[name]; ok {
 			*dst = v
+			continue
+		}
+		if ok, err := SetKnob(&knobs, name, v); ok {
+			if err != nil {
+				return fmt.Errorf("point key %q: %s: %w", s, name, err)
+			}
 			continue
 		}
 		switch name {
@@ -118,10 +96,6 @@ func (k *Key) UnmarshalText(b []byte) error {
 			out.Mmap, err = strconv.ParseBool(v)
 		case "warmup":
 			out.Warmup, err = strconv.ParseBool(v)
-		case "strict":
-			out.CPUStrict, err = strconv.ParseBool(v)
-		case "nkvo":
-			out.NoKVOffload, err = strconv.ParseBool(v)
 		case "sampling":
 			out.Sampling = Sampling(v)
 		case "r":
@@ -143,6 +117,7 @@ func (k *Key) UnmarshalText(b []byte) error {
 			return fmt.Errorf("point key %q: %s: %w", s, name, err)
 		}
 	}
+	out.Placement, out.Threading, out.NoKVOffload = knobs.Placement, knobs.Threading, knobs.NoKVOffload
 	*k = out
 	return nil
 }

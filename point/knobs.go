@@ -23,6 +23,7 @@ type Placement struct {
 	// NCPUMoE keeps the MoE expert tensors of the first NCPUMoE layers on
 	// the CPU.
 	NCPUMoE int
+	Switches
 }
 
 // Threading is how the CPU threads run, as llama-bench's --poll, -C,

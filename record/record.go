@@ -136,8 +136,9 @@ type Settings struct {
 	// writes them off, so that its tools read every record.
 	Embeddings  bool `json:"embeddings"`
 	NoOpOffload int  `json:"no_op_offload"`
-	FitTarget   int  `json:"fit_target"`
-	FitMinCtx   int  `json:"fit_min_ctx"`
+	point.Switches
+	FitTarget int `json:"fit_target"`
+	FitMinCtx int `json:"fit_min_ctx"`
 }
 
 // Result is what the repetitions gave: llama-bench's figures, then ours.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
 
@@ -71,7 +72,7 @@ type param struct {
 	value func(r *record.Record) string
 }
 
-var settings = []param{
+var settings = withSwitchColumns([]param{
 	{"n_batch", "2048", func(r *record.Record) string { return strconv.Itoa(r.NBatch) }},
 	{"n_ubatch", "512", func(r *record.Record) string { return strconv.Itoa(r.NUBatch) }},
 	{"type_k", "f16", func(r *record.Record) string { return r.TypeK }},
@@ -86,6 +87,17 @@ var settings = []param{
 	{"ts", "0.00", func(r *record.Record) string { return cmp.Or(r.TensorSplit, "0.00") }},
 	{"np", "1", func(r *record.Record) string { return strconv.Itoa(max(r.NParallel, 1)) }},
 	{"sampling", "none", func(r *record.Record) string { return strings.SplitN(cmp.Or(r.Sampling, "none"), " ", 2)[0] }},
+})
+
+// withSwitchColumns adds the columns of point.Switches' settings after
+// nkvo, each shown as the others when it varies or is not its default.
+func withSwitchColumns(ps []param) []param {
+	i := slices.IndexFunc(ps, func(p param) bool { return p.head == "nkvo" }) + 1
+	var sw []param
+	for _, st := range point.Fields() {
+		sw = append(sw, param{st.Column, st.Default, func(r *record.Record) string { return st.Of(r.Switches) }})
+	}
+	return slices.Insert(ps, i, sw...)
 }
 
 func pollName(p int) string {

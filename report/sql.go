@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
 
@@ -25,11 +26,14 @@ type sqlField struct {
 	value     func(r *record.Record) any
 }
 
+// switchesHere marks where the fields of point.Switches go (withSwitches).
+var switchesHere = sqlField{"point.Switches", "", nil}
+
 // Name is the field's name.
 func (f sqlField) Name() string { return f.name }
 
 // sqlFields are LlamaBenchFields, then three of tokbench's own.
-var sqlFields = []sqlField{
+var sqlFields = withSwitches([]sqlField{
 	{"build_commit", "TEXT", func(r *record.Record) any { return r.BuildCommit }},
 	{"build_number", "INTEGER", func(r *record.Record) any { return r.BuildNumber }},
 	{"cpu_info", "TEXT", func(r *record.Record) any { return r.CPUInfo }},
@@ -57,6 +61,7 @@ var sqlFields = []sqlField{
 	{"use_mmap", "INTEGER", func(r *record.Record) any { return r.UseMmap }},
 	{"embeddings", "INTEGER", func(r *record.Record) any { return r.Embeddings }},
 	{"no_op_offload", "INTEGER", func(r *record.Record) any { return r.NoOpOffload }},
+	switchesHere,
 	{"n_prompt", "INTEGER", func(r *record.Record) any { return r.NPrompt }},
 	{"n_gen", "INTEGER", func(r *record.Record) any { return r.NGen }},
 	{"n_depth", "INTEGER", func(r *record.Record) any { return r.NDepth }},
@@ -73,6 +78,27 @@ var sqlFields = []sqlField{
 	{"n_parallel", "INTEGER", func(r *record.Record) any { return max(r.NParallel, 1) }},
 	{"test", "TEXT", func(r *record.Record) any { return r.Test }},
 	{"tool", "TEXT", func(r *record.Record) any { return r.Tool }},
+})
+
+// withSwitches puts the fields of point.Switches' settings where fields
+// marks their place (after no_op_offload, as llama-bench writes its newer
+// switches).
+func withSwitches(fields []sqlField) []sqlField {
+	var out []sqlField
+	for _, f := range fields {
+		if f.name != switchesHere.name {
+			out = append(out, f)
+			continue
+		}
+		for _, st := range point.Fields() {
+			typ := "TEXT"
+			if _, ok := st.Typed(point.Switches{}).(string); !ok {
+				typ = "INTEGER"
+			}
+			out = append(out, sqlField{st.Field, typ, func(r *record.Record) any { return st.Typed(r.Switches) }})
+		}
+	}
+	return out
 }
 
 // SQL writes the measured records as llama-bench's -o sql does: a CREATE

@@ -33,7 +33,7 @@ func Models(s *Spec, cacheDir string, log io.Writer, check func(path string) err
 	if err != nil {
 		return nil, err
 	}
-	return refs, Make(refs, s.Seed, log, check)
+	return refs, Make(refs, s.Seed(), log, check)
 }
 
 // Refs names the spec's models without making any: -m files as given,
@@ -59,7 +59,7 @@ func Refs(s *Spec, cacheDir string, resolve bool) ([]ModelRef, error) {
 	}
 	for _, name := range s.Synth.Values {
 		for _, t := range types {
-			path, err := measure.SynthPath(cacheDir, name, t, s.Seed)
+			path, err := measure.SynthPath(cacheDir, name, t, s.Seed())
 			if err != nil {
 				return nil, err
 			}

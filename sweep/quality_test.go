@@ -39,7 +39,7 @@ func TestQualitySpec(t *testing.T) {
 }
 
 func TestQualityGroups(t *testing.T) {
-	s := &Spec{QuantizeFrom: "src.gguf"}
+	s := &Spec{Inputs: Inputs{QuantizeFrom: "src.gguf"}}
 	models := []ModelRef{
 		{ID: "a.gguf", Path: "a.gguf"}, {ID: "b.gguf", Path: "b.gguf"},
 		{ID: "synth:tiny:f32", Path: "t32"}, {ID: "synth:tiny:q4_0", Path: "t4"}, {ID: "synth:mid:q8_0", Path: "m8"},

@@ -116,12 +116,23 @@ func plannedModel(r ModelRef) (ModelPlan, error) {
 }
 
 // SpecFlags are the sweep flags that say what is measured (the others say
-// how a run goes: --out, --resume, --shard ...).
-var SpecFlags = []string{"model", "synth", "types", "quantize-from", "n-prompt", "n-gen", "n-depth", "parallel", "batch-size",
-	"ubatch-size", "threads", "n-gpu-layers", "flash-attn", "cache-type-k", "cache-type-v", "sampling", "split-mode", "main-gpu",
-	"no-mmap", "mmap", "repetitions", "target-ci", "max-reps", "drop-outliers", "no-warmup", "no-kernels", "timeout", "seed", "filter",
-	"quality", "quality-text", "quality-tokens", "quality-ctx", "quality-top-k", "quality-cache-tail",
-	"n-cpu-moe", "poll", "override-tensor", "tensor-split", "device", "no-kv-offload", "cpu-mask", "cpu-strict", "prio", "delay", "pg"}
+// how a run goes: --out, --resume, --shard ...): the inputs' and those of
+// every setting a spec holds.
+func SpecFlags() []string {
+	out := []string{"model", "synth", "types", "quantize-from", "filter",
+		"quality", "quality-text", "quality-tokens", "quality-ctx", "quality-top-k", "quality-cache-tail"}
+	for _, st := range point.Settings {
+		if st.Key == "" {
+			continue
+		}
+		for _, f := range []string{st.Not, st.Flag} {
+			if f != "" {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
 
 // GivenHash is the SHA-256 of a sweep as it was asked for: the spec file's
 // bytes and the spec flags given ("name=value", in any order). Every

@@ -41,7 +41,7 @@ func TestPartition(t *testing.T) {
 	s := DefaultSpec(4)
 	s.Synth.Values = []string{"llama-1b"}
 	s.Types.Values = []string{"f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0", "q3_k_m", "q2_k"}
-	s.NDepth.Values = []int{0, 1024, 4096}
+	s.Values["n_depth"] = []string{"0", "1024", "4096"}
 	refs, err := Refs(s, t.TempDir(), false)
 	if err != nil {
 		t.Fatal(err)

@@ -2,13 +2,13 @@ package sweep
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/infile"
@@ -17,21 +17,11 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// IntAxis is an integer axis: in YAML a number, a range string
-// ("0-4096*2", "1-8+1") or a list of those.
-type IntAxis struct {
-	Values []int
-	set    bool
-}
-
-// StrAxis is a string axis: in YAML a string (comma list) or a list.
+// StrAxis is a list of names: in YAML a string (comma list) or a list.
 type StrAxis struct {
 	Values []string
 	set    bool
 }
-
-// Ints makes an axis from values.
-func Ints(v ...int) IntAxis { return IntAxis{Values: v, set: true} }
 
 // Strs makes an axis from values.
 func Strs(v ...string) StrAxis { return StrAxis{Values: v, set: true} }
@@ -50,19 +40,6 @@ func scalars(n *yaml.Node, what string) ([]*yaml.Node, error) {
 	return items, nil
 }
 
-func (a *IntAxis) UnmarshalYAML(n *yaml.Node) error {
-	items, err := scalars(n, "numbers or ranges")
-	a.set, a.Values = true, nil
-	for _, it := range items {
-		vals, err := ParseInts(it.Value)
-		if err != nil {
-			return fmt.Errorf("line %d: %w", it.Line, err)
-		}
-		a.Values = append(a.Values, vals...)
-	}
-	return err
-}
-
 func (a *StrAxis) UnmarshalYAML(n *yaml.Node) error {
 	items, err := scalars(n, "strings")
 	a.set, a.Values = true, nil
@@ -75,98 +52,173 @@ func (a *StrAxis) UnmarshalYAML(n *yaml.Node) error {
 			}
 			continue
 		}
-		a.Values = append(a.Values, SplitList(it.Value)...)
+		a.Values = append(a.Values, point.SplitList(it.Value)...)
 	}
 	return err
 }
 
-// Reps is a repetition count in YAML: a number, or auto (point.AutoReps).
-type Reps int
-
-func (r *Reps) UnmarshalYAML(n *yaml.Node) error {
-	v, err := point.ParseReps(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %v", n.Line, err)
-	}
-	*r = Reps(v)
-	return nil
-}
-
-// Duration reads "90s", "10m" from YAML.
-type Duration struct{ time.Duration }
-
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration like 90s or 10m", n.Line, n.Value)
-	}
-	d.Duration = v
-	return nil
-}
-
-// Spec is a sweep: the axes whose product is the grid, and the settings
-// every point shares. Flags and YAML files (--spec) fill the same struct;
-// the YAML keys are the yaml tags below.
+// Spec is a sweep: its models, and the settings (point.Settings) whose
+// axes' product is the grid. Flags and YAML files (--spec) fill it: the
+// YAML keys are the Inputs' tags and the settings' keys.
 type Spec struct {
-	Models       StrAxis  `yaml:"models"`
-	Synth        StrAxis  `yaml:"synth"`
-	QuantizeFrom string   `yaml:"quantize_from"`
-	Types        StrAxis  `yaml:"types"`
-	NPrompt      IntAxis  `yaml:"n_prompt"`
-	NGen         IntAxis  `yaml:"n_gen"`
-	NDepth       IntAxis  `yaml:"n_depth"`
-	Parallel     IntAxis  `yaml:"parallel"`
-	NBatch       IntAxis  `yaml:"n_batch"`
-	NUBatch      IntAxis  `yaml:"n_ubatch"`
-	Threads      IntAxis  `yaml:"threads"`
-	NGPULayers   IntAxis  `yaml:"n_gpu_layers"`
-	FlashAttn    StrAxis  `yaml:"flash_attn"`
-	TypeK        StrAxis  `yaml:"cache_type_k"`
-	TypeV        StrAxis  `yaml:"cache_type_v"`
-	Sampling     StrAxis  `yaml:"sampling"`
-	SplitMode    string   `yaml:"split_mode"`
-	MainGPU      int      `yaml:"main_gpu"`
-	Mmap         bool     `yaml:"mmap"`
-	Repetitions  Reps     `yaml:"repetitions"` // a count, or auto
-	TargetCI     float64  `yaml:"target_ci"`   // percent, for auto
-	MaxReps      int      `yaml:"max_reps"`    // for auto
-	DropOutliers bool     `yaml:"drop_outliers"`
-	Warmup       bool     `yaml:"warmup"`
-	Kernels      bool     `yaml:"kernels"` // time each step's ops alone (the roofline's decomposition)
-	Timeout      Duration `yaml:"timeout"`
-	Seed         uint64   `yaml:"seed"`
+	Inputs
+	// Values are the settings by key: an axis' values, or a setting's
+	// one value, each as its Set reads it.
+	Values map[string][]string
+}
+
+// Inputs are what a spec holds beside the settings: the models, what to
+// leave out, and the quality evaluation.
+type Inputs struct {
+	Models       StrAxis `yaml:"models"`
+	Synth        StrAxis `yaml:"synth"`
+	QuantizeFrom string  `yaml:"quantize_from"`
+	Types        StrAxis `yaml:"types"`
 	// MaxPoints bounds the grid (0: DefaultMaxPoints): a larger one is
 	// refused before it is laid out, in bounded time and memory.
 	MaxPoints int     `yaml:"max_points"`
 	Filter    StrAxis `yaml:"filter"`
-	// llama-bench's placement and threading knobs, as run's flags of the
-	// same names; n_cpu_moe and poll are axes (poll unset: llama-bench's 50,
-	// -1: no thread pool).
-	NCPUMoE        IntAxis  `yaml:"n_cpu_moe"`
-	Poll           IntAxis  `yaml:"poll"`
-	OverrideTensor string   `yaml:"override_tensor"` // PATTERN=BUFFER_TYPE;...
-	TensorSplit    string   `yaml:"tensor_split"`    // 3/1
-	Devices        string   `yaml:"devices"`         // CUDA0/CUDA1, none
-	NoKVOffload    bool     `yaml:"no_kv_offload"`
-	CPUMask        string   `yaml:"cpu_mask"`
-	CPUStrict      bool     `yaml:"cpu_strict"`
-	Prio           int      `yaml:"prio"`
-	Delay          Duration `yaml:"delay"`
-	PG             string   `yaml:"pg"` // a pp+tg test per point too: "512,128"
 	// Quality, when set, also evaluates each model's quality against its
 	// family's base after the speed points (QualityGroups).
 	Quality *QualitySpec `yaml:"quality"`
 }
 
-// DefaultSpec has llama-bench's defaults.
+// DefaultSpec has llama-bench's defaults, with threads threads.
 func DefaultSpec(threads int) *Spec {
-	d := point.Defaults(threads)
-	return &Spec{
-		NPrompt: Ints(d.NPrompt), NGen: Ints(d.NGen), NDepth: Ints(0), Parallel: Ints(1),
-		NBatch: Ints(d.NBatch), NUBatch: Ints(d.NUBatch), Threads: Ints(threads), NGPULayers: Ints(-1),
-		FlashAttn: Strs("auto"), TypeK: Strs("f16"), TypeV: Strs("f16"), Sampling: Strs("off"),
-		NCPUMoE: Ints(0), SplitMode: "layer", Mmap: true, Repetitions: point.AutoReps, TargetCI: 100 * d.TargetCI, MaxReps: d.MaxReps, Warmup: true, Kernels: true, Timeout: Duration{d.Timeout}, Seed: d.Seed,
+	s := &Spec{Values: map[string][]string{}}
+	for _, st := range point.Settings {
+		if st.Key != "" {
+			s.Values[st.Key] = []string{st.Default}
+		}
 	}
+	s.Values["threads"] = []string{strconv.Itoa(threads)}
+	return s
+}
+
+// Get is a setting's values; One its first (a setting of one value).
+func (s *Spec) Get(key string) []string { return s.Values[key] }
+
+func (s *Spec) One(key string) string {
+	if v := s.Values[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// Ints is an integer setting's values.
+func (s *Spec) Ints(key string) []int {
+	out := make([]int, 0, len(s.Values[key]))
+	for _, v := range s.Values[key] {
+		n, _ := strconv.Atoi(v)
+		out = append(out, n)
+	}
+	return out
+}
+
+// Seed is the seed of the random tokens and synthetic weights.
+func (s *Spec) Seed() uint64 { n, _ := strconv.ParseUint(s.One("seed"), 10, 64); return n }
+
+// SetText sets a setting from text as a flag gives it, checking each value.
+func (s *Spec) SetText(st *point.Setting, text string) error {
+	vals, err := st.Read(text)
+	if err != nil {
+		return err
+	}
+	if len(vals) == 0 {
+		return fmt.Errorf("%s is empty: give at least one value, or leave it out for the default", st.Key)
+	}
+	s.Values[st.Key] = vals
+	return nil
+}
+
+// setNode sets a setting from its YAML value: a List from a scalar as a
+// flag gives it, or a list of those (a list's names are whole), else one
+// value of its kind. A value not of the setting's form is named by its
+// line, one the setting does not take by the key.
+func (s *Spec) setNode(st *point.Setting, n *yaml.Node) error {
+	var vals []string
+	check := func(line int, v string) error {
+		v, err := st.Check(v)
+		if err != nil {
+			return at(st.Key, line, err)
+		}
+		vals = append(vals, v)
+		return nil
+	}
+	if st.Kind != point.List {
+		text, err := scalarText(st.Kind, n)
+		if err != nil {
+			return err
+		}
+		if err := check(n.Line, text); err != nil {
+			return err
+		}
+		s.Values[st.Key] = vals
+		return nil
+	}
+	items, err := scalars(n, map[bool]string{true: "numbers or ranges", false: "strings"}[st.Ints])
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		vs := []string{it.Value}
+		if n.Kind != yaml.SequenceNode || st.Ints {
+			if vs, err = st.Items(it.Value); err != nil {
+				return at(st.Key, it.Line, err)
+			}
+		} else if strings.TrimSpace(it.Value) == "" {
+			continue
+		}
+		for _, v := range vs {
+			if err := check(it.Line, v); err != nil {
+				return err
+			}
+		}
+	}
+	if len(vals) == 0 {
+		return fmt.Errorf("%s is empty: give at least one value, or leave the key out for the default", st.Key)
+	}
+	s.Values[st.Key] = vals
+	return nil
+}
+
+// at places an error of a spec's value: its line for one not of the
+// setting's form, its key for one the setting does not take.
+func at(key string, line int, err error) error {
+	var se point.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("line %d: %v", line, err)
+	}
+	return fmt.Errorf("%s: %v", key, err)
+}
+
+// scalarText reads a setting's one YAML value as its kind does (YAML's
+// numbers and booleans: .nan, yes), as text for its Check.
+func scalarText(k point.Kind, n *yaml.Node) (string, error) {
+	if n.Kind != yaml.ScalarNode {
+		return "", fmt.Errorf("line %d: want one value", n.Line)
+	}
+	var err error
+	text := n.Value
+	switch k {
+	case point.Int:
+		var v int
+		err = n.Decode(&v)
+		text = strconv.Itoa(v)
+	case point.Uint:
+		var v uint64
+		err = n.Decode(&v)
+		text = strconv.FormatUint(v, 10)
+	case point.Float:
+		var v float64
+		err = n.Decode(&v)
+		text = strconv.FormatFloat(v, 'g', -1, 64)
+	case point.Bool:
+		var v bool
+		err = n.Decode(&v)
+		text = strconv.FormatBool(v)
+	}
+	return text, err
 }
 
 var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found`)
@@ -178,9 +230,18 @@ func LoadSpec(path string, threads int) (*Spec, error) {
 		return nil, &point.InputError{Err: fmt.Errorf("spec: %w", err)}
 	}
 	s := DefaultSpec(threads)
+	file := struct {
+		Inputs   `yaml:",inline"`
+		Settings map[string]yaml.Node `yaml:",inline"`
+	}{Inputs: s.Inputs}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(s); err != nil {
+	err = dec.Decode(&file)
+	if err == nil {
+		s.Inputs = file.Inputs
+		err = s.setSettings(data, file.Settings)
+	}
+	if err != nil {
 		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
 			return nil, point.Inputf("spec %s line %s: unknown key %q: the keys are %s", path, m[1], m[2], strings.Join(specKeys(), ", "))
 		}
@@ -198,6 +259,39 @@ func LoadSpec(path string, threads int) (*Spec, error) {
 		return nil, point.Inputf("spec %s: %v", path, err)
 	}
 	return s, nil
+}
+
+// setSettings sets the settings a spec's keys give, in the file's order;
+// a key that is neither an input nor a setting is unknown.
+func (s *Spec) setSettings(data []byte, nodes map[string]yaml.Node) error {
+	keys := make([]string, 0, len(nodes))
+	for k := range nodes {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return nodes[a].Line - nodes[b].Line })
+	for _, k := range keys {
+		n := nodes[k]
+		st := point.SettingOf(k)
+		if st == nil {
+			return fmt.Errorf("line %d: field %s not found", keyLine(data, k, n.Line), k)
+		}
+		if err := s.setNode(st, &n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keyLine is the line a top-level key is written on (its value may start
+// below it), at or above line at.
+func keyLine(data []byte, key string, at int) int {
+	lines := strings.Split(string(data), "\n")
+	for i := min(at, len(lines)); i >= 1; i-- {
+		if strings.HasPrefix(lines[i-1], key+":") {
+			return i
+		}
+	}
+	return at
 }
 
 var lineRef = regexp.MustCompile(`line (\d+)`)
@@ -219,35 +313,21 @@ func keyAtLine(data []byte, n string) string {
 	return ""
 }
 
+// specKeys are the keys a spec may hold: its inputs' and the settings'.
 func specKeys() []string {
-	return []string{"models", "synth", "quantize_from", "types", "n_prompt", "n_gen", "n_depth", "parallel", "n_batch", "n_ubatch",
-		"threads", "n_gpu_layers", "flash_attn", "cache_type_k", "cache_type_v", "sampling", "split_mode", "main_gpu", "mmap",
-		"repetitions", "target_ci", "max_reps", "drop_outliers", "warmup", "kernels", "timeout", "seed", "filter", "quality"}
+	keys := []string{"models", "synth", "quantize_from", "types"}
+	for _, st := range point.Settings {
+		if st.Key != "" {
+			keys = append(keys, st.Key)
+		}
+	}
+	return append(keys, "max_points", "filter", "quality")
 }
 
-// Validate checks every axis and value, naming the key at fault.
+// Validate checks what one value cannot show: the inputs, and the
+// settings against each other.
 func (s *Spec) Validate() error {
-	ints := []struct {
-		key      string
-		a        IntAxis
-		min, max int
-	}{
-		{"n_prompt", s.NPrompt, 0, point.MaxTokens}, {"n_gen", s.NGen, 0, point.MaxTokens}, {"n_depth", s.NDepth, 0, point.MaxDepth},
-		{"parallel", s.Parallel, 1, point.MaxParallel}, {"n_batch", s.NBatch, 1, point.MaxTokens},
-		{"n_ubatch", s.NUBatch, 1, point.MaxTokens}, {"threads", s.Threads, 1, point.MaxThreads}, {"n_gpu_layers", s.NGPULayers, -1, 1 << 16},
-		{"n_cpu_moe", s.NCPUMoE, 0, 4096},
-	}
-	for _, ax := range ints {
-		if len(ax.a.Values) == 0 {
-			return fmt.Errorf("%s is empty: give at least one value, or leave the key out for the default", ax.key)
-		}
-		for _, v := range ax.a.Values {
-			if v < ax.min || v > ax.max {
-				return fmt.Errorf("%s: %d is out of range (%d to %d)", ax.key, v, ax.min, ax.max)
-			}
-		}
-	}
-	if !slicesAny(s.NPrompt.Values, func(v int) bool { return v > 0 }) && !slicesAny(s.NGen.Values, func(v int) bool { return v > 0 }) {
+	if !slices.ContainsFunc(s.Ints("n_prompt"), positive) && !slices.ContainsFunc(s.Ints("n_gen"), positive) {
 		return fmt.Errorf("n_prompt and n_gen are all 0: nothing to measure")
 	}
 	strs := []struct {
@@ -255,15 +335,6 @@ func (s *Spec) Validate() error {
 		a     *StrAxis
 		check func(string) error
 	}{
-		{"flash_attn", &s.FlashAttn, func(v string) error { _, err := point.ParseFlashAttn(v); return err }},
-		{"cache_type_k", &s.TypeK, func(v string) error { _, err := point.ParseKVType(v); return err }},
-		{"cache_type_v", &s.TypeV, func(v string) error { _, err := point.ParseKVType(v); return err }},
-		{"sampling", &s.Sampling, func(v string) error {
-			if v != "off" && v != "greedy" && v != "typical" {
-				return fmt.Errorf("%q: use off, greedy or typical", v)
-			}
-			return nil
-		}},
 		{"types", &s.Types, func(v string) error { _, _, err := gguf.ParseFileType(v); return err }},
 		{"synth", &s.Synth, func(v string) error { _, err := preset.Lookup(v); return err }},
 	}
@@ -284,35 +355,12 @@ func (s *Spec) Validate() error {
 	if s.QuantizeFrom != "" && len(s.Types.Values) == 0 {
 		return fmt.Errorf("quantize_from needs types: the quantizations to make")
 	}
-	if _, err := point.ParseSplitMode(s.SplitMode); err != nil {
-		return fmt.Errorf("split_mode: %v", err)
-	}
-	if s.Repetitions < 0 || s.Repetitions > point.MaxReps {
-		return fmt.Errorf("repetitions: %d is out of range (1 to %d, or auto)", s.Repetitions, point.MaxReps)
-	}
-	if !(s.TargetCI > 0 && s.TargetCI < 100) { // NaN too
-		return fmt.Errorf("target_ci: %g%% must be above 0 and below 100", s.TargetCI)
-	}
-	if s.MaxReps < point.MinAutoReps || s.MaxReps > point.MaxReps {
-		return fmt.Errorf("max_reps: %d is out of range (%d to %d)", s.MaxReps, point.MinAutoReps, point.MaxReps)
-	}
-	if s.Timeout.Duration < 0 {
-		return fmt.Errorf("timeout: %s is negative", s.Timeout)
-	}
 	for _, f := range s.Filter.Values {
 		if _, err := ParseFilter(f); err != nil {
 			return fmt.Errorf("filter: %v", err)
 		}
 	}
-	for _, v := range s.Poll.Values {
-		if v < -1 || v > 100 {
-			return fmt.Errorf("poll: %d is out of range (0 to 100, or -1 for no thread pool)", v)
-		}
-	}
-	if _, err := s.pg(); err != nil {
-		return fmt.Errorf("pg: %v", err)
-	}
-	if err := s.knobs(point.Point{}).CheckKnobs(); err != nil {
+	if err := s.base().CheckKnobs(); err != nil {
 		return err
 	}
 	if s.Quality != nil {
@@ -321,33 +369,29 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
-func (s *Spec) pg() ([2]int, error) { return point.ParsePG(s.PG) }
+func positive(v int) bool { return v > 0 }
 
-// knobs is p with the spec's fixed llama-bench knobs.
-func (s *Spec) knobs(p point.Point) point.Point {
-	p.Placement = point.Placement{Devices: s.Devices, TensorSplit: s.TensorSplit, Overrides: s.OverrideTensor}
-	p.Threading = point.Threading{CPUMask: s.CPUMask, CPUStrict: s.CPUStrict, Prio: s.Prio}
-	p.NoKVOffload, p.Delay = s.NoKVOffload, s.Delay.Duration
+// base is the point every point of the grid starts from: the settings of
+// one value set, no test yet.
+func (s *Spec) base() point.Point {
+	p := point.Point{Sampling: point.SamplingOff}
+	for i := range point.Settings {
+		st := &point.Settings[i]
+		if st.Kind != point.List && st.Key != "" && st.Set != nil {
+			st.Set(&p, s.One(st.Key))
+		}
+	}
 	return p
 }
 
-// Placement is the spec's placement with its first n_cpu_moe, for
+// Placement is the spec's placement with its largest n_cpu_moe, for
 // checking its names against the devices here.
 func (s *Spec) Placement() point.Placement {
-	pl := s.knobs(point.Point{}).Placement
-	if len(s.NCPUMoE.Values) > 0 {
-		pl.NCPUMoE = slices.Max(s.NCPUMoE.Values)
+	pl := s.base().Placement
+	if n := s.Ints("n_cpu_moe"); len(n) > 0 {
+		pl.NCPUMoE = slices.Max(n)
 	}
 	return pl
-}
-
-func slicesAny(xs []int, f func(int) bool) bool {
-	for _, x := range xs {
-		if f(x) {
-			return true
-		}
-	}
-	return false
 }
 
 // Points is the grid in the order a sweep measures it (point.Order: each
@@ -357,13 +401,27 @@ func (s *Spec) Points(models []ModelRef) ([]point.Point, int, error) {
 	return point.Order(tests), dropped, err
 }
 
+// axes are the settings whose values multiply the grid, outermost first
+// (llama-bench's loops: GPU layers, CPU MoE layers, batch, ubatch, K and
+// V cache types, flash attention, threads, depth, poll; then tokbench's
+// parallel sequences).
+func axes() []*point.Setting {
+	var out []*point.Setting
+	for i := range point.Settings {
+		if point.Settings[i].Nest > 0 {
+			out = append(out, &point.Settings[i])
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *point.Setting) int { return a.Nest - b.Nest })
+	return out
+}
+
 // Tests is the grid: every model times every combination of the axes,
 // one point per test (pp for each n_prompt > 0, tg for each n_gen > 0 and
 // sampling, a pp+tg for pg), less what the filters drop, and how many they
-// dropped; in llama-bench's order: its loops nest model, GPU layers, CPU
-// MoE layers, batch, ubatch, K and V cache types, flash attention,
-// threads, depth and poll (then tokbench's parallel sequences), and each
-// combination runs its pp tests, then its tg tests, then its pg test.
+// dropped; in llama-bench's order: its loops nest model, then the axes
+// (axes), and each combination runs its pp tests, then its tg tests, then
+// its pg test.
 func (s *Spec) Tests(models []ModelRef) ([]point.Point, int, error) {
 	var filters []Filter
 	for _, f := range s.Filter.Values {
@@ -373,11 +431,9 @@ func (s *Spec) Tests(models []ModelRef) ([]point.Point, int, error) {
 		}
 		filters = append(filters, flt)
 	}
-	split, _ := point.ParseSplitMode(s.SplitMode)
-	base := point.Point{Split: split, MainGPU: s.MainGPU, NoMmap: !s.Mmap, Reps: int(s.Repetitions), TargetCI: s.TargetCI / 100, MaxReps: s.MaxReps, DropOutliers: s.DropOutliers, NoWarmup: !s.Warmup,
-		Seed: s.Seed, Timeout: s.Timeout.Duration, Sampling: "off", Kernels: s.Kernels}
-	base = s.knobs(base)
-	pg, _ := s.pg()
+	base := s.base()
+	pg := base.PG
+	base.PG = [2]int{}
 	if err := s.checkSize(len(models), pg != [2]int{}); err != nil {
 		return nil, 0, err
 	}
@@ -387,19 +443,9 @@ func (s *Spec) Tests(models []ModelRef) ([]point.Point, int, error) {
 		p.Model, p.ModelID, p.Quant = m.Path, m.ID, m.Type
 		grid = append(grid, p)
 	}
-	grid = expand(grid, s.NGPULayers.Values, func(p *point.Point, v int) { p.NGPULayers = v })
-	grid = expand(grid, s.NCPUMoE.Values, func(p *point.Point, v int) { p.NCPUMoE = v })
-	grid = expand(grid, s.NBatch.Values, func(p *point.Point, v int) { p.NBatch = v })
-	grid = expand(grid, s.NUBatch.Values, func(p *point.Point, v int) { p.NUBatch = v })
-	grid = expand(grid, s.TypeK.Values, func(p *point.Point, v string) { p.TypeK = v })
-	grid = expand(grid, s.TypeV.Values, func(p *point.Point, v string) { p.TypeV = v })
-	grid = expand(grid, s.FlashAttn.Values, func(p *point.Point, v string) { p.FlashAttn, _ = point.ParseFlashAttn(v) })
-	grid = expand(grid, s.Threads.Values, func(p *point.Point, v int) { p.Threads = v })
-	grid = expand(grid, s.NDepth.Values, func(p *point.Point, v int) { p.NDepth = v })
-	if len(s.Poll.Values) > 0 {
-		grid = expand(grid, s.Poll.Values, func(p *point.Point, v int) { p.Poll = pollOf(v) })
+	for _, ax := range axes() {
+		grid = expand(grid, s.Get(ax.Key), ax.Set)
 	}
-	grid = expand(grid, s.Parallel.Values, func(p *point.Point, v int) { p.Parallel = v })
 
 	seen := map[point.Key]bool{}
 	var out []point.Point
@@ -417,15 +463,15 @@ func (s *Spec) Tests(models []ModelRef) ([]point.Point, int, error) {
 		}
 	}
 	for _, p := range grid {
-		for _, n := range s.NPrompt.Values {
+		for _, n := range s.Ints("n_prompt") {
 			if n > 0 {
 				pp := p
 				pp.NPrompt = n
 				add(pp)
 			}
 		}
-		for _, n := range s.NGen.Values {
-			for _, smp := range s.Sampling.Values {
+		for _, n := range s.Ints("n_gen") {
+			for _, smp := range s.Get("sampling") {
 				if n > 0 {
 					tg := p
 					tg.NGen, tg.Sampling = n, point.Sampling(smp)
@@ -455,24 +501,22 @@ const DefaultMaxPoints = 100000
 // they cannot be applied without laying it out).
 func (s *Spec) checkSize(models int, pg bool) error {
 	tests := 0
-	for _, n := range s.NPrompt.Values {
+	for _, n := range s.Ints("n_prompt") {
 		if n > 0 {
 			tests++
 		}
 	}
-	for _, n := range s.NGen.Values {
+	for _, n := range s.Ints("n_gen") {
 		if n > 0 {
-			tests += len(s.Sampling.Values)
+			tests += len(s.Get("sampling"))
 		}
 	}
 	if pg {
 		tests++
 	}
 	size := float64(models) * float64(tests)
-	for _, n := range []int{len(s.Parallel.Values), len(s.NBatch.Values), len(s.NUBatch.Values), len(s.Threads.Values),
-		len(s.NGPULayers.Values), len(s.FlashAttn.Values), len(s.TypeK.Values), len(s.TypeV.Values), len(s.NDepth.Values),
-		len(s.NCPUMoE.Values), max(len(s.Poll.Values), 1)} {
-		size *= float64(n)
+	for _, ax := range axes() {
+		size *= float64(len(s.Get(ax.Key)))
 	}
 	most := s.MaxPoints
 	if most <= 0 {
@@ -485,7 +529,7 @@ func (s *Spec) checkSize(models int, pg bool) error {
 }
 
 // expand multiplies the grid by one axis.
-func expand[T any](grid []point.Point, vals []T, set func(*point.Point, T)) []point.Point {
+func expand(grid []point.Point, vals []string, set func(*point.Point, string)) []point.Point {
 	next := make([]point.Point, 0, len(grid)*len(vals))
 	for _, p := range grid {
 		for _, v := range vals {
@@ -506,7 +550,7 @@ func (s *Spec) Grid(cacheDir string, log io.Writer, check func(path string) erro
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	return refs, points, dropped, Make(refs, s.Seed, log, check)
+	return refs, points, dropped, Make(refs, s.Seed(), log, check)
 }
 
 // Layout is Grid without making the models: the refs (their paths
@@ -532,12 +576,4 @@ func (s *Spec) Layout(cacheDir string, shard Shard) ([]ModelRef, []point.Point, 
 		refs = slices.DeleteFunc(refs, func(r ModelRef) bool { i, ok := of[r.ID]; return !ok || i != shard.Index })
 	}
 	return refs, points, dropped, nil
-}
-
-// pollOf is a poll axis value as a point's Poll: -1 is point.NoPool.
-func pollOf(v int) string {
-	if v < 0 {
-		return point.NoPool
-	}
-	return point.PollOf(strconv.Itoa(v))
 }

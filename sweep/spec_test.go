@@ -12,45 +12,6 @@ import (
 	"github.com/tokbench/tokbench/point"
 )
 
-func TestParseInts(t *testing.T) {
-	good := map[string][]int{
-		"512":        {512},
-		"512,1024":   {512, 1024},
-		"1-8+1":      {1, 2, 3, 4, 5, 6, 7, 8},
-		"1-8+3":      {1, 4, 7},
-		"0-4096*2":   {0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096},
-		"128-1024*2": {128, 256, 512, 1024},
-		"-1":         {-1},
-		"0, 2-4":     {0, 2, 3, 4},
-	}
-	for in, want := range good {
-		got, err := ParseInts(in)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("ParseInts(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "a", "1,,2", "8-1", "1-8*1", "1-8+0", "1-x", "0-100000000+1"} {
-		if _, err := ParseInts(bad); err == nil {
-			t.Errorf("ParseInts(%q) accepted", bad)
-		}
-	}
-}
-
-// Lists of names: commas split a flag's value or a YAML string, "\\,"
-// keeps one in a name, and a YAML list's items are whole names.
-func TestNameLists(t *testing.T) {
-	if got := SplitList(` a.gguf, b\,c.gguf ,,d|e.gguf`); !reflect.DeepEqual(got, []string{"a.gguf", "b,c.gguf", "d|e.gguf"}) {
-		t.Errorf("SplitList: %q", got)
-	}
-	s, err := LoadSpec(writeSpec(t, "models: [\"a,b.gguf\", c.gguf]\ntypes: \"q4_0, q8_0\"\nn_prompt: 8\n"), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(s.Models.Values, []string{"a,b.gguf", "c.gguf"}) || !reflect.DeepEqual(s.Types.Values, []string{"q4_0", "q8_0"}) {
-		t.Errorf("models %q, types %q", s.Models.Values, s.Types.Values)
-	}
-}
-
 func TestFilter(t *testing.T) {
 	f, err := ParseFilter("n_depth>=1024 && np>2 && type==q4_0")
 	if err != nil {
@@ -194,22 +155,23 @@ func TestSpecKnobs(t *testing.T) {
 // plan); a larger --max-points lets it through.
 func TestGridBound(t *testing.T) {
 	s := DefaultSpec(2)
-	var err error
-	if s.NPrompt.Values, err = ParseInts("1-1000+1"); err != nil {
-		t.Fatal(err)
+	set := func(key, text string) {
+		t.Helper()
+		if err := s.SetText(point.SettingOf(key), text); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if s.NDepth.Values, err = ParseInts("0-999+1"); err != nil {
-		t.Fatal(err)
-	}
-	s.NGen = Ints(0)
+	set("n_prompt", "1-1000+1")
+	set("n_depth", "0-999+1")
+	set("n_gen", "0")
 	models := []ModelRef{{ID: "a", Path: "a.gguf", Type: "q8_0"}}
 	start := time.Now()
-	_, _, err = s.Points(models)
+	_, _, err := s.Points(models)
 	var ie *point.InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "the grid has 1e+06 points, more than 100000") || time.Since(start) > time.Second {
 		t.Errorf("a million points: %v after %s", err, time.Since(start))
 	}
-	s.NDepth = Ints(0, 1)
+	set("n_depth", "0,1")
 	s.MaxPoints = 1000
 	if _, _, err := s.Points(models); err == nil || !strings.Contains(err.Error(), "2000 points, more than 1000") {
 		t.Errorf("2000 points past --max-points 1000: %v", err)
@@ -217,5 +179,20 @@ func TestGridBound(t *testing.T) {
 	s.MaxPoints = 2000
 	if points, _, err := s.Points(models); err != nil || len(points) != 2000 {
 		t.Errorf("2000 points within --max-points 2000: %d %v", len(points), err)
+	}
+}
+
+// Lists of names: commas split a flag's value or a YAML string, "\\,"
+// keeps one in a name, and a YAML list's items are whole names.
+func TestNameLists(t *testing.T) {
+	if got := point.SplitList(` a.gguf, b\,c.gguf ,,d|e.gguf`); !reflect.DeepEqual(got, []string{"a.gguf", "b,c.gguf", "d|e.gguf"}) {
+		t.Errorf("SplitList: %q", got)
+	}
+	s, err := LoadSpec(writeSpec(t, "models: [\"a,b.gguf\", c.gguf]\ntypes: \"q4_0, q8_0\"\nn_prompt: 8\n"), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Models.Values, []string{"a,b.gguf", "c.gguf"}) || !reflect.DeepEqual(s.Types.Values, []string{"q4_0", "q8_0"}) {
+		t.Errorf("models %q, types %q", s.Models.Values, s.Types.Values)
 	}
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/report"
-	"github.com/tokbench/tokbench/sweep"
 	"github.com/urfave/cli/v2"
 )
 
@@ -38,7 +38,7 @@ func doProbe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	types := sweep.SplitList(strings.ToLower(c.String("types")))
+	types := point.SplitList(strings.ToLower(c.String("types")))
 	p, path, err := measure.ProbeDevice(measure.DescribeEnv(version), c.Int("device"), c.Int("threads"), types, c.Int("repetitions"), dir,
 		func(s string) { fmt.Fprintln(os.Stderr, s) })
 	if err != nil {

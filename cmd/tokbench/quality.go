@@ -143,8 +143,8 @@ func qualityModels(c *cli.Context, cacheDir string) ([]measure.QualityModel, err
 		if c.String("types") == "" {
 			return nil, usagef("--quantize-from needs --types: the quantizations to compare with it")
 		}
-		s := &sweep.Spec{QuantizeFrom: src}
-		s.Types.Values = sweep.SplitList(c.String("types"))
+		s := &sweep.Spec{Inputs: sweep.Inputs{QuantizeFrom: src}}
+		s.Types.Values = point.SplitList(c.String("types"))
 		refs, err := sweep.Models(s, cacheDir, os.Stderr, func(path string) error { return checkModel(c, path) })
 		if err != nil {
 			return nil, err
@@ -158,7 +158,7 @@ func qualityModels(c *cli.Context, cacheDir string) ([]measure.QualityModel, err
 	if len(paths) == 0 {
 		return nil, usagef("no models: give the base first and then the models to compare (-m BASE.gguf -m Q4_K_M.gguf), or --quantize-from BASE.gguf --types q4_k_m")
 	}
-	ids := sweep.SplitList(c.String("model-ids"))
+	ids := point.SplitList(c.String("model-ids"))
 	if len(ids) > 0 && len(ids) != len(paths) {
 		return nil, usagef("--model-ids names %d models but -m gives %d", len(ids), len(paths))
 	}
@@ -236,7 +236,7 @@ func sweepQuality(c *cli.Context, s *sweep.Spec, models []sweep.ModelRef) error 
 	if err != nil {
 		return err
 	}
-	run := sweep.QualityRun{Cmd: self, Out: c.String("out"), Threads: s.Threads.Values[0], NGL: s.NGPULayers.Values[0], Seed: s.Seed, Log: os.Stderr}
+	run := sweep.QualityRun{Cmd: self, Out: c.String("out"), Threads: s.Ints("threads")[0], NGL: s.Ints("n_gpu_layers")[0], Seed: s.Seed(), Log: os.Stderr}
 	var errs []error
 	for _, g := range sweep.QualityGroups(s, models) {
 		if g.Done(have, s.Quality) {

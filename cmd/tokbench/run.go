@@ -132,7 +132,7 @@ func runTests(c *cli.Context) ([]point.Point, error) {
 // synthetic models live in.
 func runSpec(c *cli.Context) (*sweep.Spec, string, error) {
 	s := sweep.DefaultSpec(gpu.ReadHost().Cores)
-	s.Repetitions = sweep.Reps(point.Defaults(1).Reps) // llama-bench's 5, not a sweep's auto
+	s.Values["repetitions"] = []string{point.RepsName(point.Defaults(1).Reps)} // llama-bench's 5, not a sweep's auto
 	switch {
 	case c.IsSet("synth") && c.IsSet("model"):
 		return nil, "", usagef("give -m or --synth, not both")
@@ -144,8 +144,8 @@ func runSpec(c *cli.Context) (*sweep.Spec, string, error) {
 		return nil, "", err
 	}
 	// A sampled tg test is set against the raw one: run measures both.
-	if !slices.Contains(s.Sampling.Values, "off") {
-		s.Sampling.Values = append([]string{"off"}, s.Sampling.Values...)
+	if smp := s.Get("sampling"); !slices.Contains(smp, "off") {
+		s.Values["sampling"] = append([]string{"off"}, smp...)
 	}
 	dir, err := measure.CacheDir()
 	return s, dir, err

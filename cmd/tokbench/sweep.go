@@ -67,7 +67,7 @@ func specFromFlags(c *cli.Context) (*sweep.Spec, string, error) {
 		file, _ = infile.ReadFile(f)
 	}
 	var given []string
-	for _, name := range sweep.SpecFlags {
+	for _, name := range sweep.SpecFlags() {
 		if c.IsSet(name) {
 			given = append(given, name+"="+flagText(c, name))
 		}
@@ -76,51 +76,25 @@ func specFromFlags(c *cli.Context) (*sweep.Spec, string, error) {
 	return s, sweep.GivenHash(file, given), err
 }
 
-// specFlags applies the spec flags given to s.
+// specFlags applies the inputs' flags given to s (the models, filters,
+// quality) and checks the whole.
 func specFlags(c *cli.Context, s *sweep.Spec) (*sweep.Spec, error) {
-	if err := axesFromFlags(c, s); err != nil {
-		return nil, err
+	if c.IsSet("model") {
+		s.Models = sweep.Strs(models(c)...)
 	}
-	set := func(name string, apply func()) {
+	for name, ax := range map[string]*sweep.StrAxis{"synth": &s.Synth, "types": &s.Types} {
 		if c.IsSet(name) {
-			apply()
+			*ax = sweep.Strs(point.SplitList(list(c, name))...)
 		}
 	}
-	set("filter", func() { s.Filter = sweep.Strs(c.StringSlice("filter")...) })
-	set("quantize-from", func() { s.QuantizeFrom = c.String("quantize-from") })
-	set("split-mode", func() { s.SplitMode = c.String("split-mode") })
-	set("main-gpu", func() { s.MainGPU = c.Int("main-gpu") })
-	set("no-mmap", func() { s.Mmap = !c.Bool("no-mmap") })
-	set("mmap", func() { s.Mmap = c.Bool("mmap") })
-	set("target-ci", func() { s.TargetCI = c.Float64("target-ci") })
-	set("max-reps", func() { s.MaxReps = c.Int("max-reps") })
-	set("max-points", func() { s.MaxPoints = c.Int("max-points") })
-	set("drop-outliers", func() { s.DropOutliers = c.Bool("drop-outliers") })
-	if c.IsSet("repetitions") {
-		r, err := point.ParseReps(c.String("repetitions"))
-		if err != nil {
-			return nil, usageErr(err)
-		}
-		s.Repetitions = sweep.Reps(r)
+	if c.IsSet("filter") {
+		s.Filter = sweep.Strs(c.StringSlice("filter")...)
 	}
-	set("no-warmup", func() { s.Warmup = !c.Bool("no-warmup") })
-	set("no-kernels", func() { s.Kernels = !c.Bool("no-kernels") })
-	set("timeout", func() { s.Timeout = sweep.Duration{Duration: c.Duration("timeout")} })
-	set("seed", func() { s.Seed = c.Uint64("seed") })
-	set("override-tensor", func() { s.OverrideTensor = c.String("override-tensor") })
-	set("tensor-split", func() { s.TensorSplit = c.String("tensor-split") })
-	set("device", func() { s.Devices = c.String("device") })
-	set("no-kv-offload", func() { s.NoKVOffload = c.Bool("no-kv-offload") })
-	set("cpu-mask", func() { s.CPUMask = c.String("cpu-mask") })
-	set("cpu-strict", func() { s.CPUStrict = c.Bool("cpu-strict") })
-	set("prio", func() { s.Prio = c.Int("prio") })
-	set("pg", func() { s.PG = c.String("pg") })
-	if c.IsSet("delay") {
-		d, err := parseDelay(c.String("delay"))
-		if err != nil {
-			return nil, usageErr(err)
-		}
-		s.Delay = sweep.Duration{Duration: d}
+	if c.IsSet("quantize-from") {
+		s.QuantizeFrom = c.String("quantize-from")
+	}
+	if c.IsSet("max-points") {
+		s.MaxPoints = c.Int("max-points")
 	}
 	qualityFromFlags(c, s)
 	if err := s.Validate(); err != nil {
@@ -132,51 +106,13 @@ func specFlags(c *cli.Context, s *sweep.Spec) (*sweep.Spec, error) {
 	return s, nil
 }
 
-// axesFromFlags sets the spec's axes that flags give.
-func axesFromFlags(c *cli.Context, s *sweep.Spec) error {
-	ints := map[string]*sweep.IntAxis{"n-prompt": &s.NPrompt, "n-gen": &s.NGen, "n-depth": &s.NDepth, "parallel": &s.Parallel,
-		"batch-size": &s.NBatch, "ubatch-size": &s.NUBatch, "threads": &s.Threads, "n-gpu-layers": &s.NGPULayers,
-		"n-cpu-moe": &s.NCPUMoE, "poll": &s.Poll}
-	for name, ax := range ints {
-		if c.IsSet(name) {
-			text := list(c, name)
-			if name == "poll" {
-				// --poll none: no thread pool, -1 in the axis.
-				vals := strings.Split(text, ",")
-				for i, v := range vals {
-					if strings.TrimSpace(v) == "none" {
-						vals[i] = "-1"
-					}
-				}
-				text = strings.Join(vals, ",")
-			}
-			v, err := sweep.ParseInts(text)
-			if err != nil {
-				return usagef("--%s: %v", name, err)
-			}
-			*ax = sweep.Ints(v...)
-		}
-	}
-	strs := map[string]*sweep.StrAxis{"synth": &s.Synth, "types": &s.Types, "flash-attn": &s.FlashAttn,
-		"cache-type-k": &s.TypeK, "cache-type-v": &s.TypeV, "sampling": &s.Sampling}
-	for name, ax := range strs {
-		if c.IsSet(name) {
-			*ax = sweep.Strs(sweep.SplitList(list(c, name))...)
-		}
-	}
-	if c.IsSet("model") {
-		s.Models = sweep.Strs(models(c)...)
-	}
-	return nil
-}
-
 // modelList reads -m: a comma list of files, unless the whole value names
 // a file (one whose name holds a comma; "\\," also escapes one).
 func modelList(v string) []string {
 	if fi, err := os.Stat(v); err == nil && fi.Mode().IsRegular() {
 		return []string{v}
 	}
-	return sweep.SplitList(v)
+	return point.SplitList(v)
 }
 
 func doSweep(c *cli.Context) error {
