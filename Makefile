@@ -93,9 +93,10 @@ vet:
 test: vet pure
 	$(GO) test $(GOTAGS) -p 1 -count=1 -timeout 30m ./...
 
-# Everything downstream of the records builds and passes without cgo: no
-# llama.cpp, no NVML.
-PURE := ./infile/... ./point/... ./record/... ./quality/... ./fleet/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... ./doctor/... ./isolate/...
+# Planning (sweep's plan and partition, both dry runs) and everything
+# downstream of the records build and pass without cgo: no llama.cpp, no
+# NVML. (sweep/work, measure, engine and telemetry need cgo.)
+PURE := ./infile/... ./point/... ./plan/... ./sweep ./gguf/... ./preset/... ./load/... ./record/... ./quality/... ./fleet/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... ./doctor/... ./isolate/...
 pure:
 	CGO_ENABLED=0 $(GO) test -count=1 $(PURE)
 

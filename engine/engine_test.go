@@ -16,6 +16,7 @@ import (
 
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/isolate"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/preset"
 )
@@ -139,7 +140,7 @@ func TestDirectQuantTypes(t *testing.T) {
 		if err := Synthesize(preset.Presets["tiny"], p, SynthOptions{Type: typ, Seed: 3}); err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
-		m, err := LoadModel(p, allOnGPU)
+		m, err := loadFile(p, allOnGPU)
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
@@ -158,7 +159,7 @@ func TestQuantizedModelsRun(t *testing.T) {
 	f16, q8, q4 := tinyModels(t)
 	var sizes []int64
 	for _, p := range []string{f16, q8, q4} {
-		m, err := LoadModel(p, allOnGPU)
+		m, err := loadFile(p, allOnGPU)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +207,7 @@ func TestQuantizedModelsRun(t *testing.T) {
 
 func TestSamplingNeverEndsOnEOS(t *testing.T) {
 	f16, _, _ := tinyModels(t)
-	m, err := LoadModel(f16, allOnGPU)
+	m, err := loadFile(f16, allOnGPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestSamplingNeverEndsOnEOS(t *testing.T) {
 
 func TestDeadlineAndCancel(t *testing.T) {
 	f16, _, _ := tinyModels(t)
-	m, err := LoadModel(f16, allOnGPU)
+	m, err := loadFile(f16, allOnGPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestBadInput(t *testing.T) {
 		"directory": {dir, "directory"},
 	}
 	for name, c := range cases {
-		_, err := LoadModel(c.path, allOnGPU)
+		_, err := loadFile(c.path, allOnGPU)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to mention %q", name, err, c.want)
 		}
@@ -293,7 +294,7 @@ func TestBadInput(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Error("failed quantize left its output behind")
 	}
-	m, err := LoadModel(f16, allOnGPU)
+	m, err := loadFile(f16, allOnGPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +322,7 @@ func TestDevicesAndFeatures(t *testing.T) {
 
 func TestGenerateTimesEachStep(t *testing.T) {
 	f16, _, _ := tinyModels(t)
-	m, err := LoadModel(f16, allOnGPU)
+	m, err := loadFile(f16, allOnGPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,6 +364,15 @@ func TestMaxParallelMatchesPoint(t *testing.T) {
 // allOnGPU is llama-bench's default: every layer on the GPU where there
 // is one, mmap on, layer split.
 var allOnGPU = ModelOptions{NGPULayers: -1, Split: point.SplitLayer}
+
+// loadFile reads a model file's header and loads it, as the executor does.
+func loadFile(path string, o ModelOptions) (*Model, error) {
+	f, err := plan.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	return LoadModel(f, o)
+}
 
 // A file llama.cpp asserts on (two identical tokens), loaded without the
 // validator in a child: the child says so in one line and exits, with no
@@ -408,7 +418,7 @@ func TestAbortIsOneLine(t *testing.T) {
 // the step.
 func TestThreadPoolLivesWithTheContext(t *testing.T) {
 	f16, _, _ := tinyModels(t)
-	m, err := LoadModel(f16, allOnGPU)
+	m, err := loadFile(f16, allOnGPU)
 	if err != nil {
 		t.Fatal(err)
 	}

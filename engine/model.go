@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 )
 
@@ -23,47 +24,19 @@ type ModelOptions struct {
 	Placement  point.Placement // -dev, -ts, -ot, -ncmoe
 }
 
-// Meta describes a loaded model.
-type Meta struct {
-	Path        string           `json:"model_filename"`
-	Desc        string           `json:"model_type"` // llama.cpp's description, e.g. "llama 8B Q4_K - Medium"
-	Arch        string           `json:"arch"`
-	FileType    string           `json:"file_type"`  // q4_k_m, f16, ...
-	Size        uint64           `json:"model_size"` // bytes of weights
-	FileSize    int64            `json:"file_size"`  // bytes on disk
-	NParams     uint64           `json:"model_n_params"`
-	NLayer      int              `json:"n_layer"`
-	NEmbd       int              `json:"n_embd"`
-	NHead       int              `json:"n_head"`
-	NHeadKV     int              `json:"n_head_kv"`
-	NVocab      int              `json:"n_vocab"`
-	NCtxTrain   int              `json:"n_ctx_train"`
-	NEmbdKGQA   int              `json:"n_embd_k_gqa"`
-	NEmbdVGQA   int              `json:"n_embd_v_gqa"`
-	TensorBytes map[string]int64 `json:"tensor_bytes"` // bytes per ggml type
-	WeightBytes int64            `json:"weight_bytes"` // all tensor data
-	EmbdBytes   int64            `json:"embd_bytes"`   // token_embd.weight
-	Tied        bool             `json:"tied_output"`  // token_embd doubles as the output projection
-	// A mixture of experts: experts per layer, used per token, and the
-	// bytes and weights of all of them (0: dense).
-	NExpert      int   `json:"n_expert,omitempty"`
-	NExpertUsed  int   `json:"n_expert_used,omitempty"`
-	ExpertBytes  int64 `json:"expert_bytes,omitempty"`
-	ExpertParams int64 `json:"expert_params,omitempty"`
-}
-
 // Model is a loaded llama.cpp model. Close frees it.
 type Model struct {
-	m    *C.struct_llama_model
-	Meta Meta
+	m *C.struct_llama_model
+	// Meta is the model as llama.cpp reports it, File its file as read
+	// before loading (the header is read once, by plan.Read).
+	Meta plan.Model
+	File plan.File
 }
 
-// LoadModel validates the file, then loads it with llama.cpp.
-func LoadModel(path string, opts ModelOptions) (*Model, error) {
-	f, h, err := gguf.Inspect(path)
-	if err != nil {
-		return nil, err
-	}
+// LoadModel loads the model file f (read and checked by plan.Read) with
+// llama.cpp.
+func LoadModel(f plan.File, opts ModelOptions) (*Model, error) {
+	path, h := f.Path, f.H
 	p := C.llama_model_default_params()
 	p.n_gpu_layers = C.int32_t(opts.NGPULayers)
 	if opts.NGPULayers < 0 {
@@ -84,32 +57,15 @@ func LoadModel(path string, opts ModelOptions) (*Model, error) {
 	if m == nil {
 		return nil, cerr("load model "+path, "check that the file is a complete model of an architecture this llama.cpp supports, and that there is memory for it")
 	}
-	md := &Model{m: m}
-	md.Meta = Meta{
-		Path:        path,
-		Desc:        md.desc(),
-		Arch:        h.Arch,
-		FileType:    md.fileType(),
-		Size:        uint64(C.llama_model_size(m)),
-		FileSize:    f.Size,
-		NParams:     uint64(C.llama_model_n_params(m)),
-		NLayer:      int(C.llama_model_n_layer(m)),
-		NEmbd:       int(C.llama_model_n_embd(m)),
-		NHead:       int(C.llama_model_n_head(m)),
-		NHeadKV:     int(C.llama_model_n_head_kv(m)),
-		NVocab:      int(C.llama_vocab_n_tokens(C.llama_model_get_vocab(m))),
-		NCtxTrain:   int(C.llama_model_n_ctx_train(m)),
-		NEmbdKGQA:   int(h.NEmbdKGQA()),
-		NEmbdVGQA:   int(h.NEmbdVGQA()),
-		TensorBytes: f.BytesByType(),
-		WeightBytes: f.TensorBytes(),
-		Tied:        h.TiedOutput,
-	}
-	if t, ok := f.Tensor("token_embd.weight"); ok {
-		md.Meta.EmbdBytes = t.Bytes()
-	}
-	x := f.Experts(h)
-	md.Meta.NExpert, md.Meta.NExpertUsed, md.Meta.ExpertBytes, md.Meta.ExpertParams = int(x.Count), int(x.Used), x.Bytes, x.Params
+	md := &Model{m: m, File: f}
+	// The file's sizes and experts, with what llama.cpp says of the rest.
+	md.Meta = f.Model
+	md.Meta.Desc, md.Meta.FileType = md.desc(), md.fileType()
+	md.Meta.Size, md.Meta.NParams = uint64(C.llama_model_size(m)), uint64(C.llama_model_n_params(m))
+	md.Meta.NLayer, md.Meta.NEmbd = int(C.llama_model_n_layer(m)), int(C.llama_model_n_embd(m))
+	md.Meta.NHead, md.Meta.NHeadKV = int(C.llama_model_n_head(m)), int(C.llama_model_n_head_kv(m))
+	md.Meta.NVocab = int(C.llama_vocab_n_tokens(C.llama_model_get_vocab(m)))
+	md.Meta.NCtxTrain = int(C.llama_model_n_ctx_train(m))
 	return md, nil
 }
 

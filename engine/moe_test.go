@@ -44,7 +44,7 @@ func TestSynthesizeMixturesOfExperts(t *testing.T) {
 			x.Params != int64(c.s.NLayer)*int64(c.s.NExpert)*3*e*fx || expertLayers(f) != c.s.NLayer {
 			t.Errorf("%s: arch %s, experts %+v", p, h.Arch, x)
 		}
-		m, err := LoadModel(p, allOnGPU)
+		m, err := loadFile(p, allOnGPU)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -84,7 +84,7 @@ func countExperts(t *testing.T, s preset.Shape, router string, nSeq int) ExpertC
 	if err := Synthesize(s, p, SynthOptions{Type: "q8_0", Seed: 7, Router: router}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := LoadModel(p, allOnGPU)
+	m, err := loadFile(p, allOnGPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestExpertPlacementRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, h, _ := gguf.Inspect(p)
-	m, err := LoadModel(p, allOnGPU)
+	m, err := loadFile(p, allOnGPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestPrefillLastLayerRouting(t *testing.T) {
 	if err := Synthesize(s, p, SynthOptions{Type: "q8_0", Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := LoadModel(p, allOnGPU)
+	m, err := loadFile(p, allOnGPU)
 	if err != nil {
 		t.Fatal(err)
 	}

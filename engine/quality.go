@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/plan"
 )
 
 // LoadVocab loads only a model's vocabulary, no weights: enough to
@@ -29,7 +30,7 @@ func LoadVocab(path string) (*Model, error) {
 	if m == nil {
 		return nil, cerr("load the vocabulary of "+path, "check that the file is a complete model")
 	}
-	return &Model{m: m, Meta: Meta{Path: path, NVocab: int(C.llama_vocab_n_tokens(C.llama_model_get_vocab(m)))}}, nil
+	return &Model{m: m, Meta: plan.Model{Path: path, NVocab: int(C.llama_vocab_n_tokens(C.llama_model_get_vocab(m)))}}, nil
 }
 
 // Tokenize turns text into the model's tokens with llama.cpp's tokenizer,

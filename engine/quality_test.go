@@ -9,7 +9,7 @@ import (
 func TestEvalChunk(t *testing.T) {
 	f16, q8, _ := tinyModels(t)
 	open := func(path string) (*Model, *Context) {
-		m, err := LoadModel(path, allOnGPU)
+		m, err := loadFile(path, allOnGPU)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/telemetry"
@@ -50,15 +50,19 @@ func Tests(ctx context.Context, tests []point.Point, env Env, sampler *telemetry
 			largest[p.ContextKey()] = i
 		}
 	}
+	ex := &Executor{Env: env, Sampler: sampler}
 	for i, p := range tests {
 		if largest[p.ContextKey()] == i {
-			if err := Check(p); err != nil {
+			f, err := ex.read(p.Model)
+			if err != nil {
+				return nil, err
+			}
+			if err := f.Check(p, free()); err != nil {
 				return nil, err
 			}
 		}
 	}
 	var recs []record.Record
-	ex := &Executor{Env: env, Sampler: sampler}
 	err := ex.Run(ctx, tests, func(r record.Record, failure error) error {
 		if failure != nil {
 			return failure
@@ -70,40 +74,6 @@ func Tests(ctx context.Context, tests []point.Point, env Env, sampler *telemetry
 		return nil
 	})
 	return recs, err
-}
-
-// Check refuses, before anything is loaded, a point whose context is longer
-// than the model was trained for or that cannot fit in memory.
-func Check(p point.Point) error {
-	f, h, err := gguf.Inspect(p.Model)
-	if err != nil {
-		return err
-	}
-	m := EstimateMemory(h, f.TensorBytes(), p)
-	m.HostWeights = HostWeights(f, p)
-	return Fits(h, m, p)
-}
-
-// Need is the memory point p is estimated to need (EstimateMemory), from
-// its model file.
-func Need(p point.Point) (Memory, error) {
-	f, h, err := gguf.Inspect(p.Model)
-	if err != nil {
-		return Memory{}, err
-	}
-	m := EstimateMemory(h, f.TensorBytes(), p)
-	m.HostWeights = HostWeights(f, p)
-	return m, nil
-}
-
-// Fits refuses a point whose context is longer than the model (of
-// hyperparameters h) was trained for, or whose memory estimate exceeds
-// what is free.
-func Fits(h gguf.Hparams, m Memory, p point.Point) error {
-	if err := checkContext(h, p); err != nil {
-		return err
-	}
-	return checkMemory(m, p)
 }
 
 // Executor measures ordered tests in this process, loading each model once,
@@ -127,6 +97,23 @@ type Executor struct {
 	digest   string // the loaded model file's SHA-256
 	sess     *session
 	rawTs    map[point.Key]float64 // raw tg t/s, for sampling cost
+	files    map[string]plan.File  // model files read, by path: each header is parsed once
+}
+
+// read is the model file at path, read once per executor.
+func (e *Executor) read(path string) (plan.File, error) {
+	if f, ok := e.files[path]; ok {
+		return f, nil
+	}
+	f, err := plan.Read(path)
+	if err != nil {
+		return f, err
+	}
+	if e.files == nil {
+		e.files = map[string]plan.File{}
+	}
+	e.files[path] = f
+	return f, nil
 }
 
 // Run measures tests in the given order (see point.Order) and passes
@@ -171,7 +158,7 @@ func (e *Executor) Run(ctx context.Context, tests []point.Point, emit func(r rec
 			// State after a failure is unknown: start the next test afresh.
 			e.closeSession()
 		}
-		r := fill(*rec, p, e.meta(), e.Env)
+		r := e.Env.Fill(*rec, p, e.meta())
 		r.ModelSHA256 = e.digest
 		if err := emit(r, err); err != nil {
 			return err
@@ -180,9 +167,9 @@ func (e *Executor) Run(ctx context.Context, tests []point.Point, emit func(r rec
 	return nil
 }
 
-func (e *Executor) meta() engine.Meta {
+func (e *Executor) meta() plan.Model {
 	if e.model == nil {
-		return engine.Meta{}
+		return plan.Model{}
 	}
 	return e.model.Meta
 }
@@ -193,14 +180,18 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 	if e.modelKey != p.ModelKey() {
 		e.close()
 		t0 := time.Now()
-		m, err := engine.LoadModel(p.Model, modelOptions(p))
+		f, err := e.read(p.Model)
+		if err != nil {
+			return nil, err
+		}
+		m, err := engine.LoadModel(f, modelOptions(p))
 		if err != nil {
 			return nil, err
 		}
 		e.model, e.modelKey = m, p.ModelKey()
 		// The file's content names the model in baselines; a file that
 		// cannot be hashed is measured all the same, without that name.
-		e.digest, _ = ModelDigest(p.Model, e.Env.CacheDir)
+		e.digest, _ = plan.ModelDigest(p.Model, e.Env.CacheDir)
 		ph.LoadMs += ms(time.Since(t0))
 	}
 	if e.sess == nil || e.sess.key != p.ContextKey() || e.sess.opts.NCtx < p.NCtx() {
@@ -279,7 +270,7 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 // kernels alone with the experts the steps read.
 func (e *Executor) observe(ctx context.Context, s *session, p point.Point, rec *record.Record) {
 	stop := func() bool { return ctx.Err() != nil || s.stopping() }
-	rec.Experts = expertsOf(e.model.Meta, p)
+	rec.Experts = e.model.Meta.Experts(p)
 	if stop() {
 		return
 	}

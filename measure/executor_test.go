@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/preset"
@@ -119,23 +118,6 @@ func TestMeasureCanceledKeepsFinished(t *testing.T) {
 	}
 	if len(recs) != 1 || !recs[0].IsPrompt() {
 		t.Errorf("want the finished pp record, got %d", len(recs))
-	}
-}
-
-func TestEstimateMemory(t *testing.T) {
-	h := gguf.Hparams{NLayer: 2, NEmbd: 256, NHead: 4, NHeadKV: 2, KeyLength: 64, ValLength: 64, NVocab: 1000, NFF: 512}
-	p := point.Point{NPrompt: 512, NGen: 128, Parallel: 1, NBatch: 2048, NUBatch: 512, TypeK: "f16", TypeV: "q8_0", FlashAttn: point.FlashOn}
-	m := EstimateMemory(h, 1000, p)
-	// 512 cells x 2 layers x (K: 128 f16 = 256 B, V: 128 q8_0 = 4 blocks x 34 B = 136 B)
-	if want := int64(512 * 2 * (256 + 136)); m.KV != want {
-		t.Errorf("KV %d, want %d", m.KV, want)
-	}
-	if m.Weights != 1000 || m.Compute != 4*512*(1000+6*256+3*512) {
-		t.Errorf("%+v", m)
-	}
-	p.FlashAttn = point.FlashOff
-	if m2 := EstimateMemory(h, 1000, p); m2.Compute != m.Compute+4*512*512*4 {
-		t.Errorf("without flash attention the scores add ubatch x ctx x heads x 4: %d vs %d", m2.Compute, m.Compute)
 	}
 }
 

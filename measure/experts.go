@@ -2,22 +2,8 @@ package measure
 
 import (
 	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
-	"github.com/tokbench/tokbench/roofline"
 )
-
-// expertsOf is a mixture of experts' part of p's record before its
-// routing is measured: its experts and what an even router would read
-// (nil for a dense model).
-func expertsOf(meta engine.Meta, p point.Point) *record.Experts {
-	if meta.NExpert == 0 {
-		return nil
-	}
-	tokens, _, _, _ := Step(p)
-	return &record.Experts{Count: meta.NExpert, Used: meta.NExpertUsed, Bytes: meta.ExpertBytes, Params: meta.ExpertParams,
-		TokensPerStep: float64(tokens), Uniform: roofline.UniformExperts(float64(meta.NExpert), float64(meta.NExpertUsed), float64(tokens))}
-}
 
 // setRouting puts what a profiled run saw of the experts into x: how
 // many a layer's step read, how even the choices were, and where llama.cpp

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/roofline"
 )
@@ -22,32 +22,6 @@ import (
 // this many bytes, far past any CPU's last-level cache, so they stream
 // from memory as in the step) and the time scaled up.
 const kernelBudget = 256 << 20
-
-// Step is the shape of one step of a test: the tokens it processes, the
-// KV context they attend to on average, the logits it produces, and how
-// many such steps a repetition takes.
-func Step(p point.Point) (tokens, ctx, outputs, steps int64) {
-	B := int64(max(p.Parallel, 1))
-	if p.NGen > 0 {
-		return B, int64(p.NDepth) + int64(p.NGen)/2, B, int64(p.NGen)
-	}
-	t, n := point.PrefillChunks(p.Parallel, p.NPrompt, p.UBatch())
-	tokens, steps = int64(t), int64(n)
-	return tokens, int64(p.NDepth) + int64(p.NPrompt)/2, max(B/steps, 1), steps
-}
-
-// StepShape is the model's shape for roofline.StepOps, from its file; a
-// mixture of experts' step reads experts distinct experts per layer (a
-// prefill's last layer last, 0: as many).
-func StepShape(f *gguf.File, h gguf.Hparams, typeK, typeV string, flash bool, experts, last float64) roofline.Shape {
-	s := roofline.Shape{NLayer: h.NLayer, NEmbd: h.NEmbd, NFF: h.NFF, NHead: h.NHead, NHeadKV: h.NHeadKV,
-		HeadK: h.KeyLength, HeadV: h.ValLength, TypeK: typeK, TypeV: typeV, FlashAttn: flash,
-		NExpertUsed: h.NExpertUsed, ExpertsPerStep: experts, ExpertsLastLayer: last}
-	for _, t := range f.Tensors {
-		s.Tensors = append(s.Tensors, roofline.Tensor{Name: t.Name, Type: t.Type.String(), Dims: t.Dims})
-	}
-	return s
-}
 
 // KernelTimer times a step's ops alone on one device, each op once per
 // build, device, thread count and shape: the results are kept in Dir (the
@@ -152,45 +126,16 @@ func weightBytes(op roofline.Op) int64 {
 // experts distinct experts per layer for a mixture, last in a prefill's
 // last layer), until stop says to stop.
 func (e *Executor) kernelsFor(p point.Point, flash bool, experts, last float64, stop func() bool) ([]roofline.KernelTime, error) {
-	f, h, err := gguf.Inspect(p.Model)
-	if err != nil {
-		return nil, err
-	}
-	if h.NHead == 0 || h.NFF == 0 {
+	f := e.model.File
+	if f.H.NHead == 0 || f.H.NFF == 0 {
 		return nil, fmt.Errorf("the model's head count or feed-forward length is per layer: its step cannot be laid out")
 	}
-	dev, ok := e.Env.workingDevice(p)
+	dev, ok := e.Env.WorkingDevice(p)
 	if !ok {
 		return nil, fmt.Errorf("no device to time the kernels on")
 	}
-	tokens, ctx, outputs, _ := Step(p)
-	ops := roofline.StepOps(StepShape(f, h, p.TypeK, p.TypeV, flash, experts, last), tokens, ctx, outputs)
-	kt := KernelTimer{Dir: e.Env.CacheDir, Class: e.Env.Device(p).Class, Build: e.Env.build(), Device: dev, Threads: p.Threads, Stop: stop}
+	tokens, ctx, outputs, _ := plan.Step(p)
+	ops := roofline.StepOps(f.StepShape(p.TypeK, p.TypeV, flash, experts, last), tokens, ctx, outputs)
+	kt := KernelTimer{Dir: e.Env.CacheDir, Class: e.Env.Device(p).Class, Build: e.Env.Build(), Device: dev, Threads: p.Threads, Stop: stop}
 	return kt.Time(ops)
-}
-
-// workingDevice is the device doing p's work: the main GPU when layers
-// are offloaded to one, else the CPU.
-func (env Env) workingDevice(p point.Point) (gpu.Device, bool) {
-	var cpu, gpus []gpu.Device
-	for _, d := range env.Devices {
-		if d.Type == "cpu" {
-			cpu = append(cpu, d)
-		} else {
-			gpus = append(gpus, d)
-		}
-	}
-	switch {
-	case p.NGPULayers != 0 && len(gpus) > 0:
-		return gpus[min(max(p.MainGPU, 0), len(gpus)-1)], true
-	case len(cpu) > 0:
-		return cpu[0], true
-	}
-	return gpu.Device{}, false
-}
-
-// build names the software that ran the kernels: tokbench, llama.cpp and
-// the CPU features it was compiled for.
-func (env Env) build() string {
-	return fmt.Sprintf("tokbench %s, llama.cpp %s (ollama %s), %s", env.Version, engine.LlamaCommit, engine.OllamaVersion, env.CPUFeatures)
 }

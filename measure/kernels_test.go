@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/stats"
@@ -21,12 +21,12 @@ import (
 // the ops cost together. Tolerance: the median of three ratios within
 // 25% (each a few hundred microseconds on the tiny model).
 func TestKernelsAddUp(t *testing.T) {
-	f, h, err := gguf.Inspect(tinyPath)
+	f, err := plan.Read(tinyPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, step := range []struct{ tokens, ctx, outputs int64 }{{1, 16, 1}, {48, 24, 1}} {
-		ops := roofline.StepOps(StepShape(f, h, "f16", "f16", true, 0, 0), step.tokens, step.ctx, step.outputs)
+		ops := roofline.StepOps(f.StepShape("f16", "f16", true, 0, 0), step.tokens, step.ctx, step.outputs)
 		var ratios []float64
 		for range 3 {
 			var sum float64
@@ -113,11 +113,11 @@ func msOf(ks []roofline.KernelTime) []float64 {
 // A timing asked to stop ends between two ops, with nothing made up; a
 // budget bounds each op's runs (at least one).
 func TestKernelTimerStops(t *testing.T) {
-	f, h, err := gguf.Inspect(tinyPath)
+	f, err := plan.Read(tinyPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops := roofline.StepOps(StepShape(f, h, "f16", "f16", false, 0, 0), 1, 8, 1)
+	ops := roofline.StepOps(f.StepShape("f16", "f16", false, 0, 0), 1, 8, 1)
 	calls := 0
 	kt := KernelTimer{Threads: 2, Stop: func() bool { calls++; return calls > 3 }}
 	if ks, err := kt.Time(ops); err != errKernelsStopped || ks != nil {

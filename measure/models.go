@@ -4,31 +4,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/preset"
 )
 
-// SynthPath is where a synthetic model lives in the cache folder.
-func SynthPath(cacheDir, presetName, typ string, seed uint64) (string, error) {
-	s, err := preset.Lookup(presetName)
-	if err != nil {
-		return "", &point.InputError{Err: err}
-	}
-	name, _, err := gguf.ParseFileType(typ)
-	if err != nil {
-		return "", &point.InputError{Err: err}
-	}
-	return filepath.Join(cacheDir, fmt.Sprintf("%s-%s-s%d.gguf", s.Name, name, seed)), nil
-}
-
 // SynthModel returns the path of a synthetic model in the cache folder,
 // making it first if absent.
 func SynthModel(cacheDir, presetName, typ string, seed uint64, log io.Writer) (string, error) {
-	path, err := SynthPath(cacheDir, presetName, typ, seed)
+	path, err := plan.SynthPath(cacheDir, presetName, typ, seed)
 	if err != nil {
 		return "", err
 	}
@@ -44,28 +31,29 @@ func SynthModel(cacheDir, presetName, typ string, seed uint64, log io.Writer) (s
 	return path, engine.Synthesize(s, path, engine.SynthOptions{Type: name, Seed: seed})
 }
 
-// CacheDir is $TOKBENCH_CACHE, else the user's cache folder + /tokbench.
-func CacheDir() (string, error) {
-	if dir := os.Getenv("TOKBENCH_CACHE"); dir != "" {
-		return dir, nil
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache folder: set TOKBENCH_CACHE: %w", err)
-	}
-	return filepath.Join(base, "tokbench"), nil
-}
-
-// loadChecked validates p, checks that it fits (Check) and loads its model
-// as p says (offload, split, mmap).
+// loadChecked validates p, reads its model's file, checks that p fits and
+// loads the model as p says (offload, split, mmap).
 func loadChecked(p point.Point) (*engine.Model, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := Check(p); err != nil {
+	f, err := plan.Read(p.Model)
+	if err != nil {
 		return nil, err
 	}
-	return engine.LoadModel(p.Model, modelOptions(p))
+	return loadFile(f, p)
+}
+
+// loadFile checks that p fits and loads the model of f, read already, as
+// p says.
+func loadFile(f plan.File, p point.Point) (*engine.Model, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := f.Check(p, free()); err != nil {
+		return nil, err
+	}
+	return engine.LoadModel(f, modelOptions(p))
 }
 
 // modelOptions are the model settings of p.

@@ -180,7 +180,7 @@ func EnsureProbe(env Env, p point.Point, dir string, log func(string)) error {
 	if old, err := roofline.LoadProbe(dir, class); err != nil || old != nil {
 		return err
 	}
-	dev, ok := env.workingDevice(p)
+	dev, ok := env.WorkingDevice(p)
 	if !ok {
 		return nil
 	}

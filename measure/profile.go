@@ -19,7 +19,7 @@ func Profile(ctx context.Context, p point.Point, env Env) ([]roofline.OpProfile,
 		return nil, err
 	}
 	defer m.Close()
-	_, backend, _ := env.backends(p.NGPULayers)
+	backend := env.Backend(p.NGPULayers)
 	var out []roofline.OpProfile
 	for _, t := range p.Tests() {
 		if t.Sampled() || ctx.Err() != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/infile"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/quality"
 	"github.com/tokbench/tokbench/record"
@@ -42,17 +43,10 @@ type QualityOptions struct {
 	Progress func(model string, done, total int, eta time.Duration)
 }
 
-// Quality defaults.
-const (
-	DefaultQualityTokens = 4096
-	DefaultQualityCtx    = 512
-	DefaultQualityTopK   = 4096
-)
-
 // qualityPlan is what an evaluation checked before it started.
 type qualityPlan struct {
 	models    []QualityModel
-	files     []*gguf.File
+	files     []plan.File
 	synthetic bool
 }
 
@@ -80,10 +74,11 @@ func checkQuality(models []QualityModel, o QualityOptions) (*qualityPlan, error)
 	var vocab [32]byte
 	var base gguf.Hparams
 	for i, m := range models {
-		f, h, err := gguf.Inspect(m.Path)
+		pf, err := plan.Read(m.Path)
 		if err != nil {
 			return nil, err
 		}
+		f, h := pf.GGUF, pf.H
 		toks := f.KV["tokenizer.ggml.tokens"].Strs
 		sum := sha256.New()
 		for _, t := range toks {
@@ -106,10 +101,10 @@ func checkQuality(models []QualityModel, o QualityOptions) (*qualityPlan, error)
 					m.Path, models[0].Path, h.NVocab, base.NVocab)
 			}
 		}
-		if err := Check(qualityPoint(m.Path, o)); err != nil {
+		if err := pf.Check(qualityPoint(m.Path, o), free()); err != nil {
 			return nil, err
 		}
-		pl.files = append(pl.files, f)
+		pl.files = append(pl.files, pf)
 	}
 	return pl, nil
 }
@@ -218,16 +213,16 @@ func Quality(ctx context.Context, models []QualityModel, o QualityOptions, env E
 	if err != nil {
 		return err
 	}
-	nv := int(pl.files[0].KV["tokenizer.ggml.tokens"].ArrLen)
+	nv := int(pl.files[0].GGUF.KV["tokenizer.ggml.tokens"].ArrLen)
 	bos := -1
-	if v, ok := pl.files[0].Int("tokenizer.ggml.bos_token_id"); ok {
+	if v, ok := pl.files[0].GGUF.Int("tokenizer.ggml.bos_token_id"); ok {
 		bos = int(v)
 	}
 	chunks, err := quality.Chunks(toks, o.Ctx, o.Tokens, bos)
 	if err != nil {
 		return point.Inputf("%v", err)
 	}
-	baseSum, err := ModelDigest(models[0].Path, o.CacheDir)
+	baseSum, err := plan.ModelDigest(models[0].Path, o.CacheDir)
 	if err != nil {
 		return fmt.Errorf("hash %s: %w", models[0].Path, err)
 	}
@@ -235,11 +230,14 @@ func Quality(ctx context.Context, models []QualityModel, o QualityOptions, env E
 	o.TopK = min(o.TopK, nv)
 	key := quality.NewKey(baseSum, chunks, o.TopK, o.Tail, nv)
 	cachePath := key.Path(o.CacheDir)
-	ev := &evaluator{o: o, chunks: chunks, key: key, cachePath: cachePath, start: time.Now(), total: len(chunks) * len(models)}
+	ev := &evaluator{o: o, chunks: chunks, key: key, cachePath: cachePath, start: time.Now(), total: len(chunks) * len(models), files: map[string]plan.File{}}
+	for _, f := range pl.files {
+		ev.files[f.Path] = f
+	}
 	common := record.Quality{Kind: record.QualityKind, BaseFile: models[0].Path, BaseSHA256: baseSum, Text: textName,
 		Ctx: o.Ctx, Chunks: len(chunks), TopK: o.TopK, CacheTail: o.Tail, Synthetic: pl.synthetic, NThreads: o.Threads}
 	common.BuildCommit, common.OllamaVersion, common.Tool = engine.LlamaCommit, engine.OllamaVersion, "tokbench "+env.Version
-	common.Machine = env.machine(o.NGPULayers)
+	common.Machine = env.Machine(o.NGPULayers)
 	for i, m := range models {
 		q := common
 		q.ModelID, q.IsBase = m.ID, i == 0
@@ -272,13 +270,14 @@ type evaluator struct {
 	start     time.Time
 	done      int // chunks evaluated, all models
 	total     int
+	files     map[string]plan.File // the models' files, read by checkQuality
 }
 
 // open loads a model and a context for the chunks (canceled with ctx),
 // fills in the block's model, and returns the context and what frees both.
 func (ev *evaluator) open(ctx context.Context, m QualityModel, q *record.Quality) (*engine.Context, func(), error) {
 	p := qualityPoint(m.Path, ev.o)
-	md, err := engine.LoadModel(m.Path, modelOptions(p))
+	md, err := engine.LoadModel(ev.files[m.Path], modelOptions(p))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -302,7 +301,7 @@ func (ev *evaluator) open(ctx context.Context, m QualityModel, q *record.Quality
 	if q.NGPULayers < 0 {
 		q.NGPULayers = meta.NLayer + 1
 	}
-	if q.ModelSHA256, err = ModelDigest(m.Path, ev.o.CacheDir); err != nil {
+	if q.ModelSHA256, err = plan.ModelDigest(m.Path, ev.o.CacheDir); err != nil {
 		stop()
 		c.Close()
 		md.Close()

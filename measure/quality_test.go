@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/preset"
+	"github.com/tokbench/tokbench/quality"
 	"github.com/tokbench/tokbench/record"
 )
 
@@ -38,7 +39,7 @@ func qualityModels(t *testing.T, types ...string) (string, []QualityModel) {
 }
 
 func qualityOpts(t *testing.T) QualityOptions {
-	return QualityOptions{Tokens: 2048, Ctx: 256, TopK: DefaultQualityTopK, Tail: 0.0001, Threads: 1, NGPULayers: 0, Seed: 5, CacheDir: t.TempDir()}
+	return QualityOptions{Tokens: 2048, Ctx: 256, TopK: quality.DefaultTopK, Tail: 0.0001, Threads: 1, NGPULayers: 0, Seed: 5, CacheDir: t.TempDir()}
 }
 
 func evaluate(t *testing.T, models []QualityModel, o QualityOptions) []record.Quality {
@@ -99,7 +100,7 @@ func TestQualityCompactAgreesWithFull(t *testing.T) {
 	for _, tc := range []struct {
 		k    int
 		tail float64
-	}{{DefaultQualityTopK, 0.0001}, {64, 0.0001}} {
+	}{{quality.DefaultTopK, 0.0001}, {64, 0.0001}} {
 		o := qualityOpts(t)
 		o.TopK, o.Tail = tc.k, tc.tail
 		compact := evaluate(t, models, o)

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 )
 
@@ -15,7 +15,7 @@ import (
 // checked against the memory free first.
 type Served struct {
 	Base point.Point // the settings of every context (Parallel: 1; NPrompt: the longest request)
-	Meta engine.Meta
+	Meta plan.Model
 	m    *engine.Model
 	ctx  context.Context
 	time time.Duration
@@ -24,15 +24,15 @@ type Served struct {
 // Serve loads base.Model for requests of at most longest tokens (prompt
 // and output), each context stopping when ctx ends or after timeout.
 func Serve(ctx context.Context, base point.Point, longest int, timeout time.Duration) (*Served, error) {
-	_, h, err := gguf.Inspect(base.Model)
+	f, err := plan.Read(base.Model)
 	if err != nil {
 		return nil, err
 	}
-	if int64(longest) > h.NCtxTrain {
-		return nil, point.Inputf("the longest request holds %d tokens (prompt + output) but the model was trained for %d: shorten the workload or --abusive-tokens, or cap it with --max-prompt/--max-output", longest, h.NCtxTrain)
+	if int64(longest) > f.H.NCtxTrain {
+		return nil, point.Inputf("the longest request holds %d tokens (prompt + output) but the model was trained for %d: shorten the workload or --abusive-tokens, or cap it with --max-prompt/--max-output", longest, f.H.NCtxTrain)
 	}
 	base.NPrompt, base.NGen, base.Parallel = max(longest, 1), 0, 1
-	m, err := loadChecked(base)
+	m, err := loadFile(f, base)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (s *Served) Slots(slots int) (load.Engine, func(), error) {
 	if err := p.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if err := Check(p); err != nil {
+	if err := s.m.File.Check(p, free()); err != nil {
 		return nil, nil, err
 	}
 	c, err := s.m.NewContext(engine.ContextOptions{NCtx: p.NCtx(), NBatch: p.NBatch, NUBatch: p.UBatch(), NSeqMax: slots,

@@ -1,9 +1,12 @@
 package point
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/tokbench/tokbench/gguf"
 )
 
 // FlashAttn is llama.cpp's flash attention setting; the values are
@@ -84,6 +87,14 @@ func ParseKVType(s string) (string, error) {
 		return "", fmt.Errorf("KV cache type %q: use one of %s", s, strings.Join(KVTypes, ", "))
 	}
 	return n, nil
+}
+
+// KVTypes are the point's KV cache types, f16 where unset; the names are
+// checked where they are given (ParseKVType).
+func (p Point) KVTypes() (k, v gguf.GGMLType) {
+	k, _ = gguf.ParseType(cmp.Or(p.TypeK, "f16"))
+	v, _ = gguf.ParseType(cmp.Or(p.TypeV, "f16"))
+	return k, v
 }
 
 // CheckCache says whether llama.cpp can build a KV cache of these types:

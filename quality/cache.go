@@ -39,6 +39,14 @@ import (
 // DefaultTail is the probability a cached row may leave out.
 const DefaultTail = 0.0001
 
+// An evaluation's defaults: the tokens scored at most, the chunk size, the
+// base tokens a cached row keeps at most.
+const (
+	DefaultTokens = 4096
+	DefaultCtx    = 512
+	DefaultTopK   = 4096
+)
+
 // Key identifies a cache: the base's content, the tokens, the chunking
 // and K.
 type Key struct {

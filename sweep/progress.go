@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
@@ -66,7 +67,7 @@ func (pr *Progress) End(r record.Record, est time.Duration) {
 	if r.Status != record.StatusOK {
 		line += " (" + r.Reason + ")"
 	}
-	fmt.Fprintf(pr.w, "%s, ETA %s\n", line, roundDur(pr.eta()))
+	fmt.Fprintf(pr.w, "%s, ETA %s\n", line, plan.Rough(pr.eta()))
 }
 
 func (pr *Progress) draw() {
@@ -76,7 +77,7 @@ func (pr *Progress) draw() {
 		filled = width * pr.done / pr.total
 	}
 	bar := strings.Repeat("#", filled) + strings.Repeat("-", width-filled)
-	fmt.Fprintf(pr.w, "\r\033[K[%s] %d/%d %s | last %s | ETA %s", bar, pr.done, pr.total, pr.current, orDash(pr.last), roundDur(pr.eta()))
+	fmt.Fprintf(pr.w, "\r\033[K[%s] %d/%d %s | last %s | ETA %s", bar, pr.done, pr.total, pr.current, orDash(pr.last), plan.Rough(pr.eta()))
 }
 
 // Finish ends the display.

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/tokbench/tokbench/isolate"
-	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/quality"
 	"github.com/tokbench/tokbench/record"
 	"gopkg.in/yaml.v3"
@@ -29,7 +28,7 @@ type QualitySpec struct {
 
 // DefaultQuality is tokbench quality's defaults.
 func DefaultQuality() *QualitySpec {
-	return &QualitySpec{Tokens: measure.DefaultQualityTokens, Ctx: measure.DefaultQualityCtx, TopK: measure.DefaultQualityTopK, CacheTail: quality.DefaultTail}
+	return &QualitySpec{Tokens: quality.DefaultTokens, Ctx: quality.DefaultCtx, TopK: quality.DefaultTopK, CacheTail: quality.DefaultTail}
 }
 
 // UnmarshalYAML reads the keys given over the defaults ("quality: {}"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
@@ -15,7 +15,7 @@ import (
 // cut off, but first records from other hardware or another llama.cpp
 // build, or of another sweep (another spec hash, if specHash is set), are
 // refused, the file left as it was.
-func OpenResults(path string, resume bool, env measure.Env, specHash string) (*record.Writer, []record.Record, error) {
+func OpenResults(path string, resume bool, env plan.Env, specHash string) (*record.Writer, []record.Record, error) {
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 && !resume {
 		return nil, nil, point.Inputf("%s already holds results: pass --resume to continue that sweep, or choose another --out", path)
 	}

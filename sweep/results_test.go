@@ -7,20 +7,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
 
 func TestOpenResults(t *testing.T) {
-	env := measure.Env{Version: "test"}
+	env := plan.Env{Version: "test"}
 	env.Host.CPUModel = "cpu A"
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	res, old, err := OpenResults(p, false, env, "")
 	if err != nil || len(old) != 0 {
 		t.Fatal(err)
 	}
-	rec := measure.Unmeasured(point.Point{Model: "m", NGen: 4, Parallel: 1}, env, record.StatusOK, "")
+	rec := env.Unmeasured(point.Point{Model: "m", NGen: 4, Parallel: 1}, record.StatusOK, "")
 	if err := res.Append(rec); err != nil {
 		t.Fatal(err)
 	}

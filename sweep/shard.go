@@ -5,15 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/preset"
 )
@@ -69,7 +67,7 @@ func Partition(points []point.Point, refs []ModelRef, n int) (map[string]int, []
 		infos[r.ID] = mi
 	}
 	for _, p := range points {
-		cost[p.ModelID] += estimate(p, infos[p.ModelID])
+		cost[p.ModelID] += infos[p.ModelID].Time(p, false)
 	}
 	ids := make([]string, 0, len(cost))
 	for id := range cost {
@@ -103,14 +101,14 @@ func plannedModel(r ModelRef) (ModelPlan, error) {
 		if err != nil {
 			return ModelPlan{}, err
 		}
-		m, h := measure.PlannedMeta(s, r.Type)
-		return ModelPlan{Name: fmt.Sprintf("%s %s (planned)", s.Name, r.Type), Meta: m, H: h}, nil
+		return ModelPlan{Name: fmt.Sprintf("%s %s (planned)", s.Name, r.Type), File: plan.Planned(s, r.Type)}, nil
 	case r.Source != "":
 		src, err := fileModel(r.Source)
 		if err != nil {
 			return ModelPlan{}, err
 		}
-		return ModelPlan{Name: r.ID + " (planned)", Meta: measure.AtType(src.Meta, r.Type), H: src.H}, nil
+		f := plan.File{Model: src.Model.AtType(r.Type), H: src.H}
+		return ModelPlan{Name: r.ID + " (planned)", File: f}, nil
 	}
 	return fileModel(r.Path)
 }
@@ -149,31 +147,24 @@ func GivenHash(file []byte, flags []string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// PrintPartition writes the shares of n shards for --dry-run --shards N:
-// each shard's models, points and estimated time.
-func PrintPartition(w io.Writer, points []point.Point, refs []ModelRef, n int) error {
+// Shares are the parts of n shards for --dry-run --shards N
+// (report.WritePartition): each shard's models, points and estimated time.
+func Shares(points []point.Point, refs []ModelRef, n int) ([]plan.Share, error) {
 	of, load, err := Partition(points, refs, n)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	models, count := make([][]string, n), make([]int, n)
+	out := make([]plan.Share, n)
+	for i := range out {
+		out[i] = plan.Share{Index: i, Count: n, Est: load[i]}
+	}
 	for _, r := range refs {
 		if i, ok := of[r.ID]; ok {
-			models[i] = append(models[i], r.ID)
+			out[i].Models = append(out[i].Models, r.ID)
 		}
 	}
 	for _, p := range points {
-		count[of[p.ModelID]]++
+		out[of[p.ModelID]].Points++
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "shard\tpoints\test time\tmodels")
-	var total time.Duration
-	for i := range n {
-		total += load[i]
-		fmt.Fprintf(tw, "%d/%d\t%d\t%s\t%s\n", i, n, count[i], roundDur(load[i]), strings.Join(models[i], ", "))
-	}
-	tw.Flush()
-	_, err = fmt.Fprintf(w, "\n%d points of %d models in %d shards; the longest shard is %s of the mean's %s (rough estimates: see --dry-run)\n",
-		len(points), len(of), n, roundDur(slices.Max(load)), roundDur(total/time.Duration(n)))
-	return err
+	return out, nil
 }

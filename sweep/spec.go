@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -540,20 +539,8 @@ func expand(grid []point.Point, vals []string, set func(*point.Point, string)) [
 	return next
 }
 
-// Grid names the spec's models and lays out its points (in Tests' order)
-// with how many the filters dropped (a grid the filters emptied is the user's error); with a
-// shard (Count > 0), keeps that shard's share of the points (Partition)
-// and its models; then makes the models kept that are not made yet (log
-// says what is made).
-func (s *Spec) Grid(cacheDir string, log io.Writer, check func(path string) error, shard Shard) ([]ModelRef, []point.Point, int, error) {
-	refs, points, dropped, err := s.Layout(cacheDir, shard)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	return refs, points, dropped, Make(refs, s.Seed(), log, check)
-}
-
-// Layout is Grid without making the models: the refs (their paths
+// Layout names the spec's models without making them (work.Grid makes
+// them): the refs (their paths
 // resolved), the points of this shard and how many the filters dropped.
 func (s *Spec) Layout(cacheDir string, shard Shard) ([]ModelRef, []point.Point, int, error) {
 	refs, err := Refs(s, cacheDir, true)

@@ -16,7 +16,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
@@ -62,7 +62,7 @@ type Result struct {
 
 // Run measures a sweep's points, appending each record to Out (fsynced) as
 // soon as it is measured, each model's points in a worker process.
-func Run(ctx context.Context, points []point.Point, env measure.Env, o Options) (*Result, error) {
+func Run(ctx context.Context, points []point.Point, env plan.Env, o Options) (*Result, error) {
 	start := time.Now()
 	res, old, err := OpenResults(o.Out, o.Resume, env, o.SpecHash)
 	if err != nil {
@@ -71,12 +71,12 @@ func Run(ctx context.Context, points []point.Point, env measure.Env, o Options) 
 	defer res.Close()
 	rounds := max(o.Rounds, 1)
 	full, done := recorded(old, rounds, o.RetryFailed)
-	plan, err := MakePlan(points, full, env)
+	grid, err := MakePlan(points, full, env)
 	if err != nil {
 		return nil, err
 	}
-	plan.Dropped = o.Dropped
-	sum := &Result{Records: old, Total: len(plan.Points) + len(plan.Skipped)}
+	grid.Dropped = o.Dropped
+	sum := &Result{Records: old, Total: len(grid.Points) + len(grid.Skipped)}
 	round := 0
 	emit := func(r record.Record) error {
 		if rounds > 1 && r.Rounds == 0 {
@@ -105,10 +105,10 @@ func Run(ctx context.Context, points []point.Point, env measure.Env, o Options) 
 		}
 		return nil
 	}
-	if plan.Done > 0 {
-		fmt.Fprintf(o.Log, "resuming %s: %d points already recorded, %d to go\n", o.Out, plan.Done, len(plan.Points)+len(plan.Skipped))
+	if grid.Done > 0 {
+		fmt.Fprintf(o.Log, "resuming %s: %d points already recorded, %d to go\n", o.Out, grid.Done, len(grid.Points)+len(grid.Skipped))
 	}
-	for _, r := range plan.Skipped {
+	for _, r := range grid.Skipped {
 		if err := emit(r); err != nil {
 			return sum, err
 		}
@@ -119,18 +119,18 @@ func Run(ctx context.Context, points []point.Point, env measure.Env, o Options) 
 			return sum, err
 		}
 	}
-	pr := NewProgress(o.Log, o.TTY, len(plan.Points)*rounds, time.Duration(rounds)*plan.Total())
+	pr := NewProgress(o.Log, o.TTY, len(grid.Points)*rounds, time.Duration(rounds)*grid.Total())
 	defer pr.Finish()
 	wc := workerCmd{Exe: o.Exe, Args: o.ExeArgs}
 	for round = 1; round <= rounds && !sum.Interrupted; round++ {
-		order := plan.Points
+		order := grid.Points
 		if rounds > 1 {
-			order = RoundOrder(plan.Points, round, rounds, o.Shuffle, o.Seed)
+			order = RoundOrder(grid.Points, round, rounds, o.Shuffle, o.Seed)
 			order = slices.DeleteFunc(order, func(p point.Point) bool { return done[roundKey{p.Key(), round}] })
 		}
 		for _, group := range byModel(order) {
-			err := runGroup(ctx, wc, workerRequest{Version: env.Version, Fault: o.Fault, TelemetryRate: o.Telemetry, TelemetryOut: o.TelemetryTo, Points: group}, env, pr, plan, emit)
-			if errors.Is(err, measure.ErrStopped) {
+			err := runGroup(ctx, wc, WorkerRequest{Version: env.Version, Fault: o.Fault, TelemetryRate: o.Telemetry, TelemetryOut: o.TelemetryTo, Points: group}, env, pr, grid, emit)
+			if errors.Is(err, ErrStopped) {
 				sum.Interrupted = true
 				break
 			}
@@ -183,12 +183,12 @@ func byModel(points []point.Point) [][]point.Point {
 // runGroup runs one model's points in workers until all are recorded: a
 // worker that dies costs the point it was measuring (recorded as failed
 // with how it died) and a new worker takes the rest.
-func runGroup(ctx context.Context, wc workerCmd, req workerRequest, env measure.Env, pr *Progress, plan *Plan, emit func(record.Record) error) error {
+func runGroup(ctx context.Context, wc workerCmd, req WorkerRequest, env plan.Env, pr *Progress, grid *plan.Grid, emit func(record.Record) error) error {
 	rest := req.Points
 	for len(rest) > 0 {
 		req.Points = rest
 		done, current, exit := wc.run(ctx, req, pr.Begin, func(r record.Record) error {
-			pr.End(r, plan.Est[r.Key])
+			pr.End(r, grid.Est[r.Key])
 			return emit(r)
 		})
 		var next []point.Point
@@ -204,8 +204,8 @@ func runGroup(ctx context.Context, wc workerCmd, req workerRequest, env measure.
 				return fmt.Errorf("worker ended with %d points unmeasured", len(rest))
 			}
 			return nil
-		case errors.Is(exit, measure.ErrStopped) || ctx.Err() != nil:
-			return measure.ErrStopped
+		case errors.Is(exit, ErrStopped) || ctx.Err() != nil:
+			return ErrStopped
 		case len(rest) == 0:
 			return nil
 		}
@@ -221,8 +221,8 @@ func runGroup(ctx context.Context, wc workerCmd, req workerRequest, env measure.
 				failed = p
 			}
 		}
-		r := measure.Unmeasured(failed, env, record.StatusFailed, exit.Error())
-		pr.End(r, plan.Est[r.Key])
+		r := env.Unmeasured(failed, record.StatusFailed, exit.Error())
+		pr.End(r, grid.Est[r.Key])
 		if err := emit(r); err != nil {
 			return err
 		}

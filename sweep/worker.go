@@ -6,20 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/tokbench/tokbench/isolate"
-	"github.com/tokbench/tokbench/measure"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
-	"github.com/tokbench/tokbench/telemetry"
 )
 
 // A sweep measures each model's points in a worker: tokbench re-executed
@@ -27,7 +21,8 @@ import (
 // some errors and an OOM kill takes the whole process; in a worker either
 // costs one failed point, and the sweep goes on.
 
-type workerRequest struct {
+// WorkerRequest is what a worker is asked to measure, on its stdin.
+type WorkerRequest struct {
 	Version       string        `json:"version"`
 	Fault         string        `json:"fault,omitempty"`
 	TelemetryRate int           `json:"telemetry_rate,omitempty"` // Hz; 0: off
@@ -35,7 +30,9 @@ type workerRequest struct {
 	Points        []point.Point `json:"points"`
 }
 
-type workerEvent struct {
+// WorkerEvent is one line of a worker's stdout: a point started, a
+// record measured, or a graceful stop.
+type WorkerEvent struct {
 	Start   *point.Key     `json:"start,omitempty"`
 	Record  *record.Record `json:"record,omitempty"`
 	Stopped bool           `json:"stopped,omitempty"`
@@ -44,66 +41,9 @@ type workerEvent struct {
 // WorkerExitStopped is the worker's exit status after a graceful stop.
 const WorkerExitStopped = 130
 
-// ServeWorker is the worker side: it reads a request from r, measures its
-// points in order and writes one event per line to w. SIGINT or SIGTERM
-// stop it after the current repetition (exit status 130).
-func ServeWorker(r io.Reader, w io.Writer) int {
-	var req workerRequest
-	if err := json.NewDecoder(r).Decode(&req); err != nil {
-		fmt.Fprintln(os.Stderr, "tokbench sweep-worker: bad request:", err)
-		return 2
-	}
-	var stop atomic.Bool
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sig
-		stop.Store(true)
-	}()
-	out := bufio.NewWriter(w)
-	send := func(ev workerEvent) error {
-		b, _ := json.Marshal(ev)
-		out.Write(append(b, '\n'))
-		return out.Flush()
-	}
-	var began time.Time
-	ex := &measure.Executor{
-		Env:   measure.DescribeEnv(req.Version),
-		Stop:  stop.Load,
-		Fault: req.Fault,
-		Started: func(p point.Point) {
-			began = time.Now()
-			k := p.Key()
-			send(workerEvent{Start: &k})
-		},
-	}
-	if req.TelemetryRate > 0 {
-		s, _, err := telemetry.Start(req.TelemetryRate)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "tokbench sweep-worker:", err)
-			return 2
-		}
-		defer s.Stop()
-		ex.Sampler = s
-	}
-	err := ex.Run(context.Background(), req.Points, func(rec record.Record, _ error) error {
-		if ex.Sampler != nil && req.TelemetryOut != "" {
-			if err := ex.Sampler.WriteFile(req.TelemetryOut, began, time.Now(), true); err != nil {
-				return err
-			}
-		}
-		return send(workerEvent{Record: &rec})
-	})
-	switch {
-	case errors.Is(err, measure.ErrStopped):
-		send(workerEvent{Stopped: true})
-		return WorkerExitStopped
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "tokbench sweep-worker:", err)
-		return 1
-	}
-	return 0
-}
+// ErrStopped is a sweep stopped gracefully (Ctrl-C): the point in progress
+// is dropped after its current repetition.
+var ErrStopped = errors.New("stopped")
 
 // workerCmd says how to start a worker: this executable and the global
 // flags it needs (backend folders), then "sweep-worker".
@@ -115,7 +55,7 @@ type workerCmd struct {
 // runWorker measures points in one worker process. It returns the keys it
 // got records for, the key of the point that was running when the worker
 // ended ("" if none), and how the worker ended.
-func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(point.Point), got func(record.Record) error) (done map[point.Key]bool, current point.Key, exit error) {
+func (wc workerCmd) run(ctx context.Context, req WorkerRequest, started func(point.Point), got func(record.Record) error) (done map[point.Key]bool, current point.Key, exit error) {
 	done = map[point.Key]bool{}
 	cmd := isolate.Exec(context.Background(), wc.Exe, append(append([]string{}, wc.Args...), "sweep-worker")...)
 	cmd.SysProcAttr = isolate.SysProcAttr()
@@ -148,7 +88,7 @@ func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(poi
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	var writeErr error
 	for sc.Scan() {
-		var ev workerEvent
+		var ev WorkerEvent
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue
 		}
@@ -186,7 +126,7 @@ func (wc workerCmd) run(ctx context.Context, req workerRequest, started func(poi
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == WorkerExitStopped {
-			return done, current, measure.ErrStopped
+			return done, current, ErrStopped
 		}
 		msg := "worker " + cmd.ProcessState.String()
 		if strings.Contains(msg, "killed") {

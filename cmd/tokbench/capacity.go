@@ -124,13 +124,9 @@ func decodeRoofline(res *load.CapacityResult, sv *measure.Served, reqs []load.Re
 		w := sampler.Window(d.Start, d.End)
 		tel = &w
 	}
-	dir, err := measure.CacheDir()
-	if err != nil {
-		return err
-	}
 	prompt, output := load.MeanLengths(reqs)
 	ts := float64(p.Parallel) * 1000 / d.Summary.ITLMs.P50
-	a, err := measure.DecodeRoofline(p, sv.Meta, measure.DescribeEnv(version), prompt, output, ts, tel, dir)
+	a, err := sv.Meta.Decode(p, measure.DescribeEnv(version), prompt, output, ts, tel)
 	if err != nil {
 		return err
 	}

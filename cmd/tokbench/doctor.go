@@ -6,7 +6,7 @@ import (
 
 	"github.com/tokbench/tokbench/doctor"
 	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/telemetry"
@@ -30,11 +30,11 @@ func doctorCommand() *cli.Command {
 			if m := c.String("model"); m != "" {
 				p := point.Defaults(gpu.ReadHost().Cores)
 				p.Model = m
-				mem, err := measure.Need(p)
+				f, err := plan.Read(m)
 				if err != nil {
 					return err
 				}
-				need = uint64(mem.Total())
+				need = uint64(f.Need(p).Total())
 			}
 			findings := doctor.Host("/", need, doctor.Busy("/", 500*time.Millisecond))
 			if lib, err := telemetry.OpenNVML(); err == nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/tokbench/tokbench/fleet"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/infile"
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/sweep"
 	"github.com/urfave/cli/v2"
@@ -189,7 +189,7 @@ func doMerge(c *cli.Context) error {
 // class's records ran) and lists those without a measurement, with the
 // shard that owed each.
 func missingPoints(specPath string, m *fleet.Merged) ([]fleet.Missing, error) {
-	dir, err := measure.CacheDir()
+	dir, err := plan.CacheDir()
 	if err != nil {
 		return nil, err
 	}

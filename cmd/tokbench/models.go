@@ -8,7 +8,7 @@ import (
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/preset"
 	"github.com/tokbench/tokbench/report"
 	"github.com/urfave/cli/v2"
@@ -59,11 +59,11 @@ func doSynth(c *cli.Context) error {
 		if !c.IsSet("preset") || len(shapeFlagsSet(c)) > 0 || c.String("router") != engine.RouterRandom {
 			return usagef("no output file: give --out FILE.gguf (only a preset as it is goes to the cache without one)")
 		}
-		dir, err := measure.CacheDir()
+		dir, err := plan.CacheDir()
 		if err != nil {
 			return err
 		}
-		if out, err = measure.SynthPath(dir, c.String("preset"), c.String("type"), c.Uint64("seed")); err != nil {
+		if out, err = plan.SynthPath(dir, c.String("preset"), c.String("type"), c.Uint64("seed")); err != nil {
 			return err
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {

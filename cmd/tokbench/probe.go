@@ -7,6 +7,7 @@ import (
 
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/report"
 	"github.com/urfave/cli/v2"
@@ -34,7 +35,7 @@ func doProbe(c *cli.Context) error {
 	if format != "table" && format != "json" {
 		return usagef("output format %q: use table or json", format)
 	}
-	dir, err := measure.CacheDir()
+	dir, err := plan.CacheDir()
 	if err != nil {
 		return err
 	}

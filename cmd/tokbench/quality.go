@@ -12,11 +12,13 @@ import (
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/isolate"
 	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/quality"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/sweep"
+	"github.com/tokbench/tokbench/sweep/work"
 	"github.com/urfave/cli/v2"
 )
 
@@ -42,9 +44,9 @@ func qualityFlags(inSweep bool) []cli.Flag {
 	}
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: name("text"), Usage: "text to evaluate on, tokenized with the model's vocabulary (default: tokbench's own README, built in; random tokens for synthetic models)"},
-		&cli.IntFlag{Name: name("tokens"), Value: measure.DefaultQualityTokens, Usage: "evaluate at most this many tokens (whole chunks)"},
-		&cli.IntFlag{Name: name("ctx"), Value: measure.DefaultQualityCtx, Usage: "chunk size: each chunk's second half is scored"},
-		&cli.IntFlag{Name: name("top-k"), Value: measure.DefaultQualityTopK, Usage: "base tokens the cache keeps per scored token, at most (the rest as one tail)"},
+		&cli.IntFlag{Name: name("tokens"), Value: quality.DefaultTokens, Usage: "evaluate at most this many tokens (whole chunks)"},
+		&cli.IntFlag{Name: name("ctx"), Value: quality.DefaultCtx, Usage: "chunk size: each chunk's second half is scored"},
+		&cli.IntFlag{Name: name("top-k"), Value: quality.DefaultTopK, Usage: "base tokens the cache keeps per scored token, at most (the rest as one tail)"},
 		&cli.Float64Flag{Name: name("cache-tail"), Value: quality.DefaultTail, Usage: "base probability a cached position may leave in its tail (0: keep up to --top-k tokens)"},
 	}
 	if inSweep {
@@ -86,7 +88,7 @@ func doQuality(c *cli.Context) error {
 	if err := checkFormat(format, report.QualityFormats); err != nil {
 		return err
 	}
-	dir, err := measure.CacheDir()
+	dir, err := plan.CacheDir()
 	if err != nil {
 		return err
 	}
@@ -145,7 +147,7 @@ func qualityModels(c *cli.Context, cacheDir string) ([]measure.QualityModel, err
 		}
 		s := &sweep.Spec{Inputs: sweep.Inputs{QuantizeFrom: src}}
 		s.Types.Values = point.SplitList(c.String("types"))
-		refs, err := sweep.Models(s, cacheDir, os.Stderr, func(path string) error { return checkModel(c, path) })
+		refs, err := work.Models(s, cacheDir, os.Stderr, func(path string) error { return checkModel(c, path) })
 		if err != nil {
 			return nil, err
 		}

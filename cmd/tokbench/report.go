@@ -4,7 +4,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/urfave/cli/v2"
@@ -42,7 +42,7 @@ func doReport(c *cli.Context) error {
 			return err
 		}
 	}
-	dir, err := measure.CacheDir()
+	dir, err := plan.CacheDir()
 	if err != nil {
 		return err
 	}

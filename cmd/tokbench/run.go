@@ -10,12 +10,14 @@ import (
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/preset"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/sweep"
+	"github.com/tokbench/tokbench/sweep/work"
 	"github.com/urfave/cli/v2"
 )
 
@@ -118,7 +120,7 @@ func runTests(c *cli.Context) ([]point.Point, error) {
 			return nil, err
 		}
 	}
-	_, tests, _, err := s.Grid(dir, os.Stderr, func(path string) error { return checkModel(c, path) }, sweep.Shard{})
+	_, tests, _, err := work.Grid(s, dir, os.Stderr, func(path string) error { return checkModel(c, path) }, sweep.Shard{})
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +149,7 @@ func runSpec(c *cli.Context) (*sweep.Spec, string, error) {
 	if smp := s.Get("sampling"); !slices.Contains(smp, "off") {
 		s.Values["sampling"] = append([]string{"off"}, smp...)
 	}
-	dir, err := measure.CacheDir()
+	dir, err := plan.CacheDir()
 	return s, dir, err
 }
 
@@ -165,7 +167,7 @@ func printRecords(c *cli.Context, format string, recs []record.Record) error {
 // annotate sets the records' rooflines with the ceilings known now (a
 // probe run after the measurement counts), and says what failed.
 func annotate(recs []record.Record) {
-	dir, err := measure.CacheDir()
+	dir, err := plan.CacheDir()
 	if err == nil {
 		err = record.Annotate(recs, &roofline.Cache{Dir: dir})
 	}

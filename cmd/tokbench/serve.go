@@ -9,6 +9,7 @@ import (
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/load"
 	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/report"
 	"github.com/urfave/cli/v2"
@@ -94,7 +95,7 @@ func modelFromFlags(c *cli.Context) (string, error) {
 	if model != "" {
 		return "", usagef("give -m or --synth, not both")
 	}
-	dir, err := measure.CacheDir()
+	dir, err := plan.CacheDir()
 	if err != nil {
 		return "", err
 	}

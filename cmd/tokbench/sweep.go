@@ -11,11 +11,13 @@ import (
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/infile"
 	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/sweep"
+	"github.com/tokbench/tokbench/sweep/work"
 	"github.com/tokbench/tokbench/telemetry"
 	"github.com/urfave/cli/v2"
 )
@@ -126,7 +128,7 @@ func doSweep(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	dir, err := measure.CacheDir()
+	dir, err := plan.CacheDir()
 	if err != nil {
 		return err
 	}
@@ -148,12 +150,16 @@ func doSweep(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := sweep.DryRun(os.Stdout, point.Order(points), models, dropped, measure.DescribeEnv(version)); err != nil {
+		g, err := sweep.DryRun(point.Order(points), models, dropped, measure.DescribeEnv(version))
+		if err != nil {
+			return err
+		}
+		if err := report.WriteGrid(os.Stdout, g); err != nil {
 			return err
 		}
 		return qualityDryRun(os.Stdout, s, models)
 	}
-	models, points, dropped, err := s.Grid(dir, os.Stderr, func(path string) error { return checkModel(c, path) }, shard)
+	models, points, dropped, err := work.Grid(s, dir, os.Stderr, func(path string) error { return checkModel(c, path) }, shard)
 	if err != nil {
 		return err
 	}
@@ -210,7 +216,11 @@ func partitionDryRun(s *sweep.Spec, cacheDir string, n int) error {
 	if err != nil {
 		return err
 	}
-	return sweep.PrintPartition(os.Stdout, points, refs, n)
+	shares, err := sweep.Shares(points, refs, n)
+	if err != nil {
+		return err
+	}
+	return report.WritePartition(os.Stdout, shares)
 }
 
 // sweepOptions are how the flags ask the sweep to run.
@@ -288,7 +298,7 @@ func workerCommand() *cli.Command {
 		Hidden: true,
 		Usage:  "measure points for a sweep (started by tokbench sweep)",
 		Action: func(c *cli.Context) error {
-			if code := sweep.ServeWorker(os.Stdin, os.Stdout); code != 0 {
+			if code := work.ServeWorker(os.Stdin, os.Stdout); code != 0 {
 				return cli.Exit("", code)
 			}
 			return nil

@@ -1,4 +1,4 @@
-package measure
+package plan
 
 import (
 	"crypto/sha256"
