@@ -409,7 +409,7 @@ func verdictsHTML(b *strings.Builder, recs []record.Record) {
 // from the Markdown.
 func MarkdownFiles(path string, recs []record.Record, tl Timeline, ts []Tradeoff) error {
 	return markdownFiles(path, allCharts(recs, tl, ts), func(w io.Writer) error {
-		if err := Markdown(w, recs); err != nil || len(ts) == 0 {
+		if err := WideMarkdown(w, recs); err != nil || len(ts) == 0 {
 			return err
 		}
 		fmt.Fprintln(w)

@@ -14,55 +14,6 @@ import (
 	"github.com/tokbench/tokbench/record"
 )
 
-// Options say how records are written.
-type Options struct {
-	// Wide gives the tables every column (CI, latencies, the step's
-	// split, GPU figures) and a line per test below them.
-	Wide bool
-	// TagParallel names tests of several sequences in model_type ("np
-	// 4") in llama-bench's files, so that compare-llama-bench.py, which
-	// does not key on n_parallel, keeps them apart.
-	TagParallel bool
-}
-
-// WriteWith writes records in a format with options.
-func WriteWith(w io.Writer, format string, recs []record.Record, o Options) error {
-	if o.TagParallel {
-		recs = slices.Clone(recs)
-		for i := range recs {
-			if recs[i].NParallel > 1 {
-				recs[i].ModelType += fmt.Sprintf(" np %d", recs[i].NParallel)
-			}
-		}
-	}
-	switch {
-	case format == "table" && !o.Wide:
-		return Compact(w, recs, false)
-	case format == "md" && !o.Wide:
-		return Compact(w, recs, true)
-	}
-	return write(w, format, recs)
-}
-
-// ParallelNote says, for a file in llama-bench's formats that holds tests
-// of several sequences, that compare-llama-bench.py would average them
-// with the others ("" when there is nothing to say).
-func ParallelNote(format string, recs []record.Record, o Options) string {
-	if o.TagParallel || !slices.Contains([]string{"json", "jsonl", "csv", "sql"}, format) {
-		return ""
-	}
-	n := 0
-	for i := range recs {
-		if recs[i].NParallel > 1 {
-			n++
-		}
-	}
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("note: %d test(s) decode several sequences (n_parallel > 1); compare-llama-bench.py does not key on n_parallel and averages them with the other tests of the same settings: --tag-parallel names them in model_type", n)
-}
-
 // param is a setting shown as a column of the compact table when it
 // varies between the records or is not its default, as llama-bench shows
 // its parameters.
@@ -214,7 +165,7 @@ func compactColumns(recs []record.Record) []column {
 // failure, a noisy machine, a repetition that drags the mean, a target CI
 // missed) and nothing else: the rest is one flag away (--wide) and in
 // the JSON.
-func Compact(w io.Writer, recs []record.Record, md bool) error {
+func Table(w io.Writer, recs []record.Record, md bool) error {
 	if len(recs) == 0 {
 		return nil
 	}
