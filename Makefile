@@ -96,7 +96,9 @@ test: vet pure
 # Planning (sweep's plan and partition, both dry runs) and everything
 # downstream of the records build and pass without cgo: no llama.cpp, no
 # NVML. (sweep/work, measure, engine and telemetry need cgo.)
-PURE := ./infile/... ./point/... ./plan/... ./sweep ./gguf/... ./preset/... ./load/... ./record/... ./quality/... ./fleet/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... ./doctor/... ./isolate/...
+PURE := ./point/... ./sweep ./gguf/... ./record/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... \
+	./internal/infile/... ./internal/plan/... ./internal/preset/... ./internal/load/... ./internal/quality/... \
+	./internal/fleet/... ./internal/doctor/... ./internal/isolate/...
 pure:
 	CGO_ENABLED=0 $(GO) test -count=1 $(PURE)
 

@@ -146,7 +146,7 @@ func Merge(f *File, recs []record.Record, minEffect float64) (*File, error) {
 		if r.Status != record.StatusOK || len(r.SamplesTs) == 0 {
 			continue
 		}
-		k := Identity(r)
+		k := identity(r)
 		p := f.Points[k]
 		if p == nil {
 			p = &Point{Test: r.Test, Model: name(r)}
@@ -219,7 +219,7 @@ func Compare(f *File, recs []record.Record, alpha, minEffect float64) ([]Row, er
 		if r.Status != record.StatusOK || len(r.SamplesTs) == 0 {
 			continue
 		}
-		row := Row{Key: Identity(r), Test: r.Test, Model: name(r)}
+		row := Row{Key: identity(r), Test: r.Test, Model: name(r)}
 		row.New = stats.Median(r.SamplesTs)
 		p := f.Points[row.Key]
 		if p == nil {
@@ -229,7 +229,7 @@ func Compare(f *File, recs []record.Record, alpha, minEffect float64) ([]Row, er
 		}
 		row.Old = p.MedianTs
 		row.Delta = (row.New - row.Old) / row.Old
-		row.P, row.Warning = MannWhitney(p.SamplesTs, r.SamplesTs, alpha)
+		row.P, row.Warning = mannWhitney(p.SamplesTs, r.SamplesTs, alpha)
 		switch {
 		case row.P >= alpha || math.Abs(row.Delta) < minEffect:
 			row.Verdict = Same

@@ -39,7 +39,7 @@ func TestBaselineCompare(t *testing.T) {
 	if f.Class != "cpu-xeon-8t" || len(f.Points) != 2 {
 		t.Fatalf("baseline %+v", f)
 	}
-	p := f.Points[Identity(&recs("Xeon", 1, nil)[0])]
+	p := f.Points[identity(&recs("Xeon", 1, nil)[0])]
 	if p == nil || p.MedianTs != 1000 || p.Low > 950 || p.High < 1050 {
 		t.Fatalf("point %+v", p)
 	}
@@ -67,7 +67,7 @@ func TestBaselineCompare(t *testing.T) {
 		t.Error("merged another class")
 	}
 	f2, _ := Merge(f, recs("Xeon", 1, nil), 0.05)
-	if p := f2.Points[Identity(&recs("Xeon", 1, nil)[1])]; len(p.SamplesTs) != 10 || len(p.Runs) != 2 || p.Spread != WithinRuns {
+	if p := f2.Points[identity(&recs("Xeon", 1, nil)[1])]; len(p.SamplesTs) != 10 || len(p.Runs) != 2 || p.Spread != WithinRuns {
 		t.Errorf("merge kept %d samples of %d runs (%s), want 10 of 2", len(p.SamplesTs), len(p.Runs), p.Spread)
 	}
 }
@@ -94,7 +94,7 @@ func TestIdentityTravels(t *testing.T) {
 	// machines.
 	f, _ = Merge(f, moved, 0.05)
 	f, _ = Merge(f, recs("Xeon", 1.01, nil), 0.05)
-	p := f.Points[Identity(&moved[1])]
+	p := f.Points[identity(&moved[1])]
 	if len(p.Runs) != 3 || p.Machines() != 2 || p.Spread != BetweenRuns || p.MedianTs != 50 {
 		t.Errorf("pooled point %+v", p)
 	}

@@ -7,12 +7,12 @@ import (
 	"github.com/tokbench/tokbench/record"
 )
 
-// Identity is what a point measures, as a baseline knows it: the model by
+// identity is what a point measures, as a baseline knows it: the model by
 // its content (parameters, file type and the file's SHA-256, so that the
 // same file matches under any path or name and a different file never
 // does) and the settings that change the result. How it was measured
 // (repetitions, warm-up, seed, mmap) is not part of it.
-func Identity(r *record.Record) string {
+func identity(r *record.Record) string {
 	model := "file=" + filepath.Base(r.ModelFile) // llama-bench's records carry no digest
 	if r.ModelSHA256 != "" {
 		model = fmt.Sprintf("params=%d|ftype=%s|sha256=%s", r.ModelParams, r.ModelFileType, r.ModelSHA256)

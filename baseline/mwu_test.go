@@ -69,14 +69,14 @@ func TestMannWhitney(t *testing.T) {
 	a := []float64{1, 2, 3, 4, 5}
 	b := []float64{6, 7, 8, 9, 10}
 	// Complete separation of 5 and 5: 2 of the C(10,5)=252 splits.
-	if p, _ := MannWhitney(a, b, 0.05); math.Abs(p-2.0/252) > 1e-9 {
+	if p, _ := mannWhitney(a, b, 0.05); math.Abs(p-2.0/252) > 1e-9 {
 		t.Errorf("p = %v, want %v", p, 2.0/252)
 	}
-	if p, _ := MannWhitney(a, a, 0.05); p < 0.9 {
+	if p, _ := mannWhitney(a, a, 0.05); p < 0.9 {
 		t.Errorf("same samples: p = %v", p)
 	}
 	// 3 and 3 can never reach p < 0.05, and the test says so.
-	if p, warn := MannWhitney([]float64{1, 2, 3}, []float64{4, 5, 6}, 0.05); math.Abs(p-0.1) > 1e-9 || !strings.Contains(warn, "samples") {
+	if p, warn := mannWhitney([]float64{1, 2, 3}, []float64{4, 5, 6}, 0.05); math.Abs(p-0.1) > 1e-9 || !strings.Contains(warn, "samples") {
 		t.Errorf("3 vs 3: p = %v, %q", p, warn)
 	}
 	if a[0] != 1 || b[4] != 10 {
@@ -93,7 +93,7 @@ func TestMannWhitneyExactWithTies(t *testing.T) {
 		{{5, 5, 5, 6, 6, 7}, {5, 6, 7, 7, 8, 8}},
 	} {
 		want := exactP(c[0], c[1])
-		if got, _ := MannWhitney(c[0], c[1], 0.05); math.Abs(got-want) > 1e-9 {
+		if got, _ := mannWhitney(c[0], c[1], 0.05); math.Abs(got-want) > 1e-9 {
 			t.Errorf("%v vs %v: p = %v, exact %v", c[0], c[1], got, want)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/tokbench/tokbench/quality"
+	"github.com/tokbench/tokbench/internal/quality"
 	"github.com/tokbench/tokbench/record"
 )
 
@@ -22,9 +22,9 @@ type QualityPoint struct {
 	Figures quality.Figures `json:"figures"`
 }
 
-// QualityIdentity is what a quality block measures: the model and base by
+// qualityIdentity is what a quality block measures: the model and base by
 // content, the tokens and the cache.
-func QualityIdentity(q *record.Quality) string {
+func qualityIdentity(q *record.Quality) string {
 	h := sha256.Sum256([]byte(q.Text))
 	return fmt.Sprintf("quality|sha256=%s|base=%s|text=%s|ctx=%d|chunks=%d|k=%d|tail=%g|ngl=%d",
 		cmp.Or(q.ModelSHA256, filepath.Base(q.ModelFile)), q.BaseSHA256, hex.EncodeToString(h[:8]), q.Ctx, q.Chunks, q.TopK, q.CacheTail, q.NGPULayers)
@@ -62,7 +62,7 @@ func (f *File) MergeQuality(blocks []record.Quality) {
 		if f.Quality == nil {
 			f.Quality = map[string]*QualityPoint{}
 		}
-		f.Quality[QualityIdentity(q)] = &QualityPoint{Model: qualityName(q), Base: filepath.Base(q.BaseFile),
+		f.Quality[qualityIdentity(q)] = &QualityPoint{Model: qualityName(q), Base: filepath.Base(q.BaseFile),
 			When: q.TestTime.Format("2006-01-02 15:04"), Figures: q.Figures}
 	}
 }
@@ -91,7 +91,7 @@ func CompareQuality(f *File, blocks []record.Quality) []QualityRow {
 	var rows []QualityRow
 	for _, q := range record.Latest(blocks) {
 		row := QualityRow{Model: qualityName(&q), New: &q.Figures, Verdict: NoBaseline}
-		if p := f.Quality[QualityIdentity(&q)]; p != nil {
+		if p := f.Quality[qualityIdentity(&q)]; p != nil {
 			row.Old = &p.Figures
 			worse, d := quality.Regression(p.Figures, q.Figures)
 			better, _ := quality.Regression(q.Figures, p.Figures)

@@ -24,7 +24,7 @@ func (rg *Ranges) Of(r *record.Record) (lo, hi float64, ok bool) {
 	if f == nil {
 		return 0, 0, false
 	}
-	p := f.Points[Identity(r)]
+	p := f.Points[identity(r)]
 	if p == nil {
 		return 0, 0, false
 	}

@@ -115,8 +115,8 @@ func (o ContextOptions) check() error {
 		return fmt.Errorf("context size %d: must be positive", o.NCtx)
 	case o.NBatch <= 0 || o.NUBatch <= 0:
 		return fmt.Errorf("batch %d / ubatch %d: both must be positive", o.NBatch, o.NUBatch)
-	case o.NSeqMax <= 0 || o.NSeqMax > MaxParallelSequences():
-		return fmt.Errorf("parallel sequences %d: must be 1 to %d", o.NSeqMax, MaxParallelSequences())
+	case o.NSeqMax <= 0 || o.NSeqMax > maxParallelSequences():
+		return fmt.Errorf("parallel sequences %d: must be 1 to %d", o.NSeqMax, maxParallelSequences())
 	case o.Threads <= 0:
 		return fmt.Errorf("threads %d: must be positive", o.Threads)
 	}

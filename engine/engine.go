@@ -186,8 +186,8 @@ func CPUFeatures() string {
 	return strings.Join(on, " ")
 }
 
-// MaxParallelSequences is the most sequences one context can hold.
-func MaxParallelSequences() int { return int(C.llama_max_parallel_sequences()) }
+// maxParallelSequences is the most sequences one context can hold.
+func maxParallelSequences() int { return int(C.llama_max_parallel_sequences()) }
 
 // SupportsGPUOffload reports whether any loaded backend can take layers.
 func SupportsGPUOffload() bool { return bool(C.llama_supports_gpu_offload()) }

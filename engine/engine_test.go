@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/isolate"
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/isolate"
+	"github.com/tokbench/tokbench/internal/plan"
+	"github.com/tokbench/tokbench/internal/preset"
 	"github.com/tokbench/tokbench/point"
-	"github.com/tokbench/tokbench/preset"
 )
 
 func TestMain(m *testing.M) {
@@ -356,8 +356,8 @@ func TestGenerateTimesEachStep(t *testing.T) {
 // point refuses more sequences than a context can hold without asking
 // llama.cpp: the limits must be the same.
 func TestMaxParallelMatchesPoint(t *testing.T) {
-	if MaxParallelSequences() != point.MaxParallel {
-		t.Errorf("llama.cpp holds %d sequences, point.MaxParallel is %d", MaxParallelSequences(), point.MaxParallel)
+	if maxParallelSequences() != point.MaxParallel {
+		t.Errorf("llama.cpp holds %d sequences, point.MaxParallel is %d", maxParallelSequences(), point.MaxParallel)
 	}
 }
 

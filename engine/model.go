@@ -11,7 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 )
 

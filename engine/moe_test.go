@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/internal/preset"
 	"github.com/tokbench/tokbench/point"
-	"github.com/tokbench/tokbench/preset"
 )
 
 // tinyQwen3 is a qwen3moe of a few MB: its own keys, a head size that is

@@ -12,7 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/plan"
 )
 
 // LoadVocab loads only a model's vocabulary, no weights: enough to

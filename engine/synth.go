@@ -16,7 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/preset"
+	"github.com/tokbench/tokbench/internal/preset"
 )
 
 // directTypes are file types whose tensors are all one ggml type (norms

@@ -13,7 +13,7 @@ const micro = "testdata/micro-q4_0.gguf" // written by: tokbench synth --n-vocab
 func parseBytes(b []byte) (*File, error) { return Parse(bytes.NewReader(b), int64(len(b))) }
 
 func TestParseSyntheticModel(t *testing.T) {
-	f, err := Open(micro)
+	f, err := open(micro)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestMalformedHeaders(t *testing.T) {
 }
 
 func TestValidateRefusesInconsistentModels(t *testing.T) {
-	base, err := Open(micro)
+	base, err := open(micro)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"io"
 	"math"
 
-	"github.com/tokbench/tokbench/infile"
+	"github.com/tokbench/tokbench/internal/infile"
 )
 
 // Limits that no real model comes near; they keep a hostile header from
@@ -283,8 +283,8 @@ func (r *reader) value(key string, t ValueType) (Value, error) {
 	return Value{}, fmt.Errorf("unknown metadata value type %d at byte %d: corrupt file", t, r.pos)
 }
 
-// Open reads and checks the header, metadata and tensor table of a GGUF file.
-func Open(path string) (*File, error) {
+// open reads and checks the header, metadata and tensor table of a GGUF file.
+func open(path string) (*File, error) {
 	f, err := infile.Open(path)
 	if err != nil {
 		return nil, err

@@ -42,7 +42,7 @@ var (
 // knobs is the key's text for the knobs that are set.
 func (k Key) knobs() string {
 	p := Point{Placement: k.Placement, Threading: k.Threading, NoKVOffload: k.NoKVOffload}
-	return KnobText(&p, escapeKey.Replace)
+	return knobText(&p, escapeKey.Replace)
 }
 
 // String is the key's text form:
@@ -81,7 +81,7 @@ func (k *Key) UnmarshalText(b []byte) error {
 			*dst = v
 			continue
 		}
-		if ok, err := SetKnob(&knobs, name, v); ok {
+		if ok, err := setKnob(&knobs, name, v); ok {
 			if err != nil {
 				return fmt.Errorf("point key %q: %s: %w", s, name, err)
 			}

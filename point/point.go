@@ -1,8 +1,9 @@
 // Package point holds a benchmark point: one combination of settings (the
 // model, the test sizes, the context and its KV cache, threads, offload,
 // sampling), its identity (Key), its validation, and its llama-bench test
-// names. It is plain Go: the planner, the measuring executor, the records
-// and the reports share it.
+// names; and the table of settings (Settings) that run's and sweep's
+// flags, spec keys, point keys and records come from. It is plain Go: the
+// planner, the measuring executor, the records and the reports share it.
 package point
 
 import (
@@ -85,8 +86,8 @@ const (
 	DefaultMaxReps  = 20
 )
 
-// ParseReps reads -r: a count, or "auto".
-func ParseReps(s string) (int, error) {
+// parseReps reads -r: a count, or "auto".
+func parseReps(s string) (int, error) {
 	if s == "auto" {
 		return AutoReps, nil
 	}
@@ -225,7 +226,7 @@ func (p Point) Validate() error {
 	if err := p.CheckKnobs(); err != nil {
 		return err
 	}
-	if _, err := ParseSampling(string(p.Sampling)); err != nil {
+	if _, err := parseSampling(string(p.Sampling)); err != nil {
 		return Inputf("--%v", err)
 	}
 	return nil
@@ -293,14 +294,14 @@ func (p Point) CombinedTest() Point {
 // TestName is the short name of a one-test point: pp512, tg128@d1024x4.
 func (p Point) TestName() string {
 	if p.Combined {
-		return CombinedName(p.NPrompt, p.NGen, p.NDepth, p.Parallel)
+		return combinedName(p.NPrompt, p.NGen, p.NDepth, p.Parallel)
 	}
 	return TestName(p.NPrompt, p.NGen, p.NDepth, p.Parallel)
 }
 
-// CombinedName names a pp+tg test as llama-bench does: pp512+tg128, with
+// combinedName names a pp+tg test as llama-bench does: pp512+tg128, with
 // the depth and sequences as TestName adds them.
-func CombinedName(nPrompt, nGen, depth, parallel int) string {
+func combinedName(nPrompt, nGen, depth, parallel int) string {
 	return fmt.Sprintf("pp%d+", nPrompt) + TestName(0, nGen, depth, parallel)
 }
 

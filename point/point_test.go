@@ -115,10 +115,10 @@ func TestEnough(t *testing.T) {
 	if done, _ := p.Enough(noisy, 0); !done {
 		t.Error("fixed count: 5 of 5")
 	}
-	if r, err := ParseReps("auto"); err != nil || r != AutoReps || RepsName(r) != "auto" {
+	if r, err := parseReps("auto"); err != nil || r != AutoReps || RepsName(r) != "auto" {
 		t.Error("auto")
 	}
-	if _, err := ParseReps("0"); err == nil {
+	if _, err := parseReps("0"); err == nil {
 		t.Error("-r 0 accepted")
 	}
 }

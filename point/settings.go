@@ -125,8 +125,8 @@ const (
 // Samplings lists the sampling names a flag or spec accepts.
 var Samplings = []Sampling{SamplingOff, SamplingGreedy, SamplingTypical}
 
-// ParseSampling reads a sampling name ("" is off).
-func ParseSampling(s string) (Sampling, error) {
+// parseSampling reads a sampling name ("" is off).
+func parseSampling(s string) (Sampling, error) {
 	v := Sampling(strings.ToLower(strings.TrimSpace(s)))
 	if v == "" {
 		return SamplingOff, nil

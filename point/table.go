@@ -125,7 +125,7 @@ var Settings = []Setting{
 			}
 			return strconv.Itoa(n), nil
 		},
-		Set: func(p *Point, v string) { p.Poll = PollOf(v) }, Get: func(p *Point) string { return p.Poll }},
+		Set: func(p *Point, v string) { p.Poll = pollOf(v) }, Get: func(p *Point) string { return p.Poll }},
 	{Key: "sampling", Flag: "sampling", Kind: List, Default: "off",
 		Usage: "tg through a sampler chain too: off, greedy, typical (default off)",
 		Parse: func(v string) (string, error) {
@@ -146,7 +146,7 @@ var Settings = []Setting{
 	{Key: "repetitions", Flag: "repetitions", Aliases: []string{"r"}, Kind: String, Default: "auto",
 		Usage: "timed repetitions of each test, or auto: until the mean is within --target-ci",
 		Parse: func(v string) (string, error) {
-			n, err := ParseReps(v)
+			n, err := parseReps(v)
 			switch {
 			case err != nil:
 				return "", SyntaxError{err}
@@ -155,7 +155,7 @@ var Settings = []Setting{
 			}
 			return RepsName(n), nil
 		},
-		Set: func(p *Point, v string) { p.Reps, _ = ParseReps(v) }},
+		Set: func(p *Point, v string) { p.Reps, _ = parseReps(v) }},
 	{Key: "target_ci", Flag: "target-ci", Kind: Float, Default: strconv.FormatFloat(100*DefaultTargetCI, 'g', -1, 64), Shown: true,
 		Usage: "-r auto: the 95% CI half-width to reach, % of the mean",
 		Parse: func(v string) (string, error) {
@@ -216,12 +216,12 @@ var Settings = []Setting{
 		Set: func(p *Point, v string) { p.Prio = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.Prio) }},
 	{Key: "delay", Flag: "delay", Kind: String,
 		Usage: "pause before each test: seconds, or a duration (5, 30s)",
-		Parse: func(v string) (string, error) { d, err := ParseDelay(v); return d.String(), err },
+		Parse: func(v string) (string, error) { d, err := parseDelay(v); return d.String(), err },
 		Set:   func(p *Point, v string) { p.Delay, _ = time.ParseDuration(v) }},
 	{Key: "pg", Flag: "pg", Kind: String,
 		Usage: "also a pp+tg test, e.g. 512,128",
-		Parse: func(v string) (string, error) { _, err := ParsePG(v); return v, err },
-		Set:   func(p *Point, v string) { p.PG, _ = ParsePG(v) }},
+		Parse: func(v string) (string, error) { _, err := parsePG(v); return v, err },
+		Set:   func(p *Point, v string) { p.PG, _ = parsePG(v) }},
 	{Flag: "embeddings", Aliases: []string{"embd"}, Hidden: true, Kind: Bool, Usage: "llama-bench's -embd: only 0",
 		Parse: refuse("tokbench measures generation, not embeddings: leave out -embd 1")},
 	{Flag: "no-op-offload", Aliases: []string{"nopo"}, Hidden: true, Kind: Bool, Usage: "llama-bench's -nopo: only 0",
@@ -313,7 +313,7 @@ func (s *Setting) Items(text string) ([]string, error) {
 			parts[i] = n
 		}
 	}
-	vals, err := ParseInts(strings.Join(parts, ","))
+	vals, err := parseInts(strings.Join(parts, ","))
 	if err != nil {
 		return nil, SyntaxError{err}
 	}
@@ -364,9 +364,9 @@ func (s *Setting) Check(v string) (string, error) {
 	return v, nil
 }
 
-// KnobText is the key text of p's knobs that are not their defaults:
+// knobText is the key text of p's knobs that are not their defaults:
 // "|ncmoe=4|poll=none", in Settings' order of key names.
-func KnobText(p *Point, escape func(string) string) string {
+func knobText(p *Point, escape func(string) string) string {
 	var b strings.Builder
 	for _, name := range knobOrder {
 		s := knobByName(name)
@@ -390,8 +390,8 @@ func knobByName(name string) *Setting {
 	return nil
 }
 
-// SetKnob sets the knob a key's text names (false: it names none).
-func SetKnob(p *Point, name, v string) (bool, error) {
+// setKnob sets the knob a key's text names (false: it names none).
+func setKnob(p *Point, name, v string) (bool, error) {
 	s := knobByName(name)
 	if s == nil {
 		return false, nil
@@ -403,9 +403,9 @@ func SetKnob(p *Point, name, v string) (bool, error) {
 	return true, err
 }
 
-// ParseDelay reads --delay as llama-bench writes it (seconds) or as a
+// parseDelay reads --delay as llama-bench writes it (seconds) or as a
 // duration.
-func ParseDelay(s string) (time.Duration, error) {
+func parseDelay(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}

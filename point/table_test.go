@@ -78,7 +78,7 @@ func TestKnobsInKeys(t *testing.T) {
 			t.Errorf("knob %s: give it a value in this test", s.KeyName)
 			continue
 		}
-		if ok, err := SetKnob(&p, s.KeyName, v); !ok || err != nil {
+		if ok, err := setKnob(&p, s.KeyName, v); !ok || err != nil {
 			t.Fatalf("SetKnob %s=%s: %v %v", s.KeyName, v, ok, err)
 		}
 	}
@@ -92,7 +92,7 @@ func TestKnobsInKeys(t *testing.T) {
 		t.Errorf("%s read back as %+v: %v", text, back, err)
 	}
 	var def Point
-	if got := KnobText(&def, func(s string) string { return s }); got != "" {
+	if got := knobText(&def, func(s string) string { return s }); got != "" {
 		t.Errorf("default knobs written: %q", got)
 	}
 }

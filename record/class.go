@@ -8,11 +8,11 @@ import (
 
 // Class is the hardware class the record was measured on (gpu.Class).
 func (r *Record) Class() string {
-	return gpu.ClassOf(r.Backend, r.GPUInfo, r.profile(), r.CPUInfo, r.NThreads)
+	return gpu.ClassOf(r.Backend, r.GPUInfo, r.nvml(), r.CPUInfo, r.NThreads)
 }
 
-// profile is the first GPU's NVML profile, if the record has one.
-func (r *Record) profile() *gpu.GPU {
+// nvml is what NVML said of the first GPU, if the record has it.
+func (r *Record) nvml() *gpu.GPU {
 	if len(r.GPUProfile) == 0 {
 		return nil
 	}

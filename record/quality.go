@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/quality"
+	"github.com/tokbench/tokbench/internal/quality"
 )
 
 // QualityKind marks a quality line in a results file.

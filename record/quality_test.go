@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokbench/tokbench/internal/quality"
 	"github.com/tokbench/tokbench/point"
-	"github.com/tokbench/tokbench/quality"
 )
 
 func TestQualityLinesBesideRecords(t *testing.T) {

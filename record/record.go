@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/host"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/stats"
@@ -183,7 +184,7 @@ type Hardware struct {
 	// Noise is what else the machine did while the test was measured
 	// (other processes, steal, CPU clocks), its outlying repetitions, and
 	// whether the figures can be vouched for.
-	Noise *gpu.Noise `json:"noise,omitempty"`
+	Noise *host.Noise `json:"noise,omitempty"`
 }
 
 // Status says whether a record holds a measurement.

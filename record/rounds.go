@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/host"
 	"github.com/tokbench/tokbench/stats"
 )
 
@@ -36,7 +36,7 @@ func MergeRounds(rounds []Record) Record {
 	var ns []float64
 	m.SamplesRound = nil
 	var noise []string
-	var worst gpu.Noise
+	var worst host.Noise
 	for _, r := range rounds {
 		for _, v := range r.SamplesNs {
 			ns = append(ns, float64(v))

@@ -173,7 +173,7 @@ func TestChartsInHeadlessChromium(t *testing.T) {
 
 	// The pages as written: sweep (with quality) and load reports.
 	for name, write := range map[string]func(*strings.Builder) error{
-		"sweep.html": func(b *strings.Builder) error { return HTMLWith(b, sweepRecords(), nil, Tradeoffs(recs, blocks), "") },
+		"sweep.html": func(b *strings.Builder) error { return htmlWith(b, sweepRecords(), nil, Tradeoffs(recs, blocks), "") },
 		"load.html":  func(b *strings.Builder) error { return WriteLoad(b, "html", loadLines()) },
 	} {
 		var page strings.Builder

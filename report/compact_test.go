@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/host"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
@@ -52,7 +52,7 @@ func TestCompactTable(t *testing.T) {
 	// attention gets one line, cut to one line.
 	recs := compactRecords()
 	recs[1].NBatch = 256
-	recs[1].Noise = &gpu.Noise{Warnings: []string{strings.Repeat("the machine was busy ", 20), "and more"}}
+	recs[1].Noise = &host.Noise{Warnings: []string{strings.Repeat("the machine was busy ", 20), "and more"}}
 	b.Reset()
 	Write(&b, "md", recs)
 	out = b.String()

@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/host"
 )
 
 // Devices is what `tokbench devices` shows: the build, the host, the
 // backends' devices and each NVIDIA GPU's profile.
 type Devices struct {
-	Host          gpu.Host     `json:"host"`
+	Host          host.Host    `json:"host"`
 	Devices       []gpu.Device `json:"devices"`
 	CPUFeatures   string       `json:"cpu_features"`
 	SystemInfo    string       `json:"system_info"`

@@ -6,7 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/tokbench/tokbench/doctor"
+	"github.com/tokbench/tokbench/internal/doctor"
 )
 
 // Findings writes a machine check: a line per check, and under each

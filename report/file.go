@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/internal/load"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
 )
@@ -28,9 +28,9 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 		}
 		noteTorn(log, path, torn)
 		if out != "" && format == "md" {
-			return LoadMarkdownFiles(out, lines, tl)
+			return loadMarkdownFiles(out, lines, tl)
 		}
-		return ToOut(w, out, func(w io.Writer) error { return WriteLoadWith(w, format, lines, tl) })
+		return ToOut(w, out, func(w io.Writer) error { return writeLoadWith(w, format, lines, tl) })
 	}
 	recs, _, torn, err := record.Read(path)
 	if err != nil {
@@ -54,7 +54,7 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 	}
 	return ToOut(w, out, func(w io.Writer) error {
 		if format == "html" {
-			return HTMLWith(w, recs, tl, ts, "tokbench report "+path)
+			return htmlWith(w, recs, tl, ts, "tokbench report "+path)
 		}
 		if note := ParallelNote(format, recs, o); note != "" {
 			fmt.Fprintln(log, note)
@@ -68,7 +68,7 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 				return err
 			}
 		}
-		return WriteClasses(w, format == "md", recs, ref)
+		return writeClasses(w, format == "md", recs, ref)
 	})
 }
 

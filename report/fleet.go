@@ -26,10 +26,10 @@ func Classes(recs []record.Record) []string {
 	return out
 }
 
-// WriteClasses writes a fleet's records side by side: one row per point,
+// writeClasses writes a fleet's records side by side: one row per point,
 // one t/s column per hardware class, and each class's ratio to the
 // reference class (the first when ref is ""). Nothing for one class.
-func WriteClasses(w io.Writer, md bool, recs []record.Record, ref string) error {
+func writeClasses(w io.Writer, md bool, recs []record.Record, ref string) error {
 	classes := Classes(recs)
 	if len(classes) == 0 {
 		classes = []string{"none"}

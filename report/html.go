@@ -264,12 +264,12 @@ func pageStart(b *strings.Builder, title string) {
 // HTML writes one self-contained page: hardware profile, charts as inline
 // SVG, the verdict table and every result. Nothing in it is fetched from
 // anywhere.
-func HTML(w io.Writer, recs []record.Record) error { return HTMLWith(w, recs, nil, nil, "") }
+func HTML(w io.Writer, recs []record.Record) error { return htmlWith(w, recs, nil, nil, "") }
 
-// HTMLWith is HTML plus timelines of raw telemetry samples, the models'
+// htmlWith is HTML plus timelines of raw telemetry samples, the models'
 // quality beside their speed, and where the page came from (the command
 // and file, said at its foot).
-func HTMLWith(w io.Writer, recs []record.Record, tl Timeline, ts []Tradeoff, origin string) error {
+func htmlWith(w io.Writer, recs []record.Record, tl Timeline, ts []Tradeoff, origin string) error {
 	var b strings.Builder
 	pageStart(&b, "tokbench report")
 	summaryHTML(&b, recs)
@@ -283,7 +283,7 @@ func HTMLWith(w io.Writer, recs []record.Record, tl Timeline, ts []Tradeoff, ori
 	}
 	if len(Classes(recs)) > 1 {
 		var t strings.Builder
-		WriteClasses(&t, false, recs, "")
+		writeClasses(&t, false, recs, "")
 		fmt.Fprintf(&b, "<h2>Hardware classes side by side</h2>\n<pre>%s</pre>\n", esc(strings.TrimSpace(t.String())))
 	}
 	b.WriteString("<h2>Results</h2>\n<table><tr>")
@@ -409,7 +409,7 @@ func verdictsHTML(b *strings.Builder, recs []record.Record) {
 // from the Markdown.
 func MarkdownFiles(path string, recs []record.Record, tl Timeline, ts []Tradeoff) error {
 	return markdownFiles(path, allCharts(recs, tl, ts), func(w io.Writer) error {
-		if err := WideMarkdown(w, recs); err != nil || len(ts) == 0 {
+		if err := wideMarkdown(w, recs); err != nil || len(ts) == 0 {
 			return err
 		}
 		fmt.Fprintln(w)

@@ -90,7 +90,7 @@ func TestTimelineCharts(t *testing.T) {
 		t.Fatalf("power series %+v", s)
 	}
 	var b strings.Builder
-	HTMLWith(&b, sweepRecords(), tl, nil, "")
+	htmlWith(&b, sweepRecords(), tl, nil, "")
 	for _, want := range []string{"GPU power over time", "GPU utilisation over time", "Host CPU over time"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %q chart", want)
@@ -223,7 +223,7 @@ func TestHTMLLeadsWithTheSummary(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	if err := HTMLWith(&b, recs, nil, nil, "tokbench report x.jsonl"); err != nil {
+	if err := htmlWith(&b, recs, nil, nil, "tokbench report x.jsonl"); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/internal/load"
 	"github.com/tokbench/tokbench/stats"
 )
 
@@ -138,9 +138,9 @@ func WriteCapacity(w io.Writer, format string, res load.CapacityResult) error {
 	return err
 }
 
-// ProbeProgress is a capacity probe's progress line (stderr): its load,
+// TrialProgress is a capacity probe's progress line (stderr): its load,
 // throughput, p99s, verdict, and the search's outlook.
-func ProbeProgress(p load.Trial, at load.Outlook) string {
+func TrialProgress(p load.Trial, at load.Outlook) string {
 	s := p.Summary
 	verdict := "pass"
 	if !p.Pass {
@@ -150,7 +150,7 @@ func ProbeProgress(p load.Trial, at load.Outlook) string {
 		verdict += " (" + p.Cut + ")"
 	}
 	line := fmt.Sprintf("capacity: probe %d, %s: %.1f output t/s, ttft p99 %s ms, itl p99 %s ms, %d of %d requests: %s | %s so far",
-		at.Probes, p.Load(), s.OutputTps, f1(s.TTFTMs.P99), f1(s.ITLMs.P99), s.Completed, s.Requests, verdict, load.RoundDuration(at.Elapsed))
+		at.Trials, p.Load(), s.OutputTps, f1(s.TTFTMs.P99), f1(s.ITLMs.P99), s.Completed, s.Requests, verdict, load.RoundDuration(at.Elapsed))
 	if at.Left == 0 {
 		return line + ", the search converges"
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/internal/load"
 	"github.com/tokbench/tokbench/point"
 )
 
@@ -247,12 +247,12 @@ func loadCharts(lines []load.Line) []chart {
 
 // WriteLoad writes a load results file's runs and capacity searches.
 func WriteLoad(w io.Writer, format string, lines []load.Line) error {
-	return WriteLoadWith(w, format, lines, nil)
+	return writeLoadWith(w, format, lines, nil)
 }
 
-// WriteLoadWith is WriteLoad plus, in HTML, timelines of raw telemetry
+// writeLoadWith is WriteLoad plus, in HTML, timelines of raw telemetry
 // samples.
-func WriteLoadWith(w io.Writer, format string, lines []load.Line, tl Timeline) error {
+func writeLoadWith(w io.Writer, format string, lines []load.Line, tl Timeline) error {
 	grids := loadGrids(lines)
 	switch format {
 	case "table", "md":
@@ -308,8 +308,8 @@ func WriteLoadWith(w io.Writer, format string, lines []load.Line, tl Timeline) e
 	return point.Inputf("output format %q: a load or capacity results file is reported as table, md, csv, json, jsonl or html (sql is for benchmark records)", format)
 }
 
-// LoadMarkdownFiles writes the Markdown tables to path and each chart as
+// loadMarkdownFiles writes the Markdown tables to path and each chart as
 // an SVG file beside it, as MarkdownFiles does for sweeps.
-func LoadMarkdownFiles(path string, lines []load.Line, tl Timeline) error {
+func loadMarkdownFiles(path string, lines []load.Line, tl Timeline) error {
 	return markdownFiles(path, append(loadCharts(lines), tl.charts()...), func(w io.Writer) error { return WriteLoad(w, "md", lines) })
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/internal/load"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/stats"
 )
@@ -78,7 +78,7 @@ func TestLoadReport(t *testing.T) {
 		t.Errorf("-o sql of a load file: %v", err)
 	}
 	md := filepath.Join(t.TempDir(), "r.md")
-	if err := LoadMarkdownFiles(md, lines, nil); err != nil {
+	if err := loadMarkdownFiles(md, lines, nil); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(md)

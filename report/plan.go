@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/tokbench/tokbench/quality"
+	"github.com/tokbench/tokbench/internal/quality"
 	"github.com/tokbench/tokbench/record"
 )
 

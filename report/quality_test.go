@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokbench/tokbench/internal/quality"
 	"github.com/tokbench/tokbench/point"
-	"github.com/tokbench/tokbench/quality"
 	"github.com/tokbench/tokbench/record"
 )
 

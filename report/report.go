@@ -81,7 +81,7 @@ func write(w io.Writer, format string, recs []record.Record) error {
 	case "table":
 		return Wide(w, recs)
 	case "md":
-		return WideMarkdown(w, recs)
+		return wideMarkdown(w, recs)
 	case "json", "jsonl":
 		return writeJSON(w, format == "jsonl", recs)
 	case "csv":

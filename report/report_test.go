@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/host"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/stats"
@@ -108,7 +109,7 @@ func TestUnvouchedFiguresAreMarked(t *testing.T) {
 	recs := records()
 	met := false
 	recs[0].CITarget, recs[0].CITargetMet, recs[0].Reps, recs[0].CI95Ts = 0.02, &met, 20, 61.7
-	recs[1].Noise = &gpu.Noise{OtherCPUPct: 180, Warnings: []string{"other processes used 180% CPU (of one core) during this test"}}
+	recs[1].Noise = &host.Noise{OtherCPUPct: 180, Warnings: []string{"other processes used 180% CPU (of one core) during this test"}}
 	var b bytes.Buffer
 	if err := wide(&b, recs); err != nil {
 		t.Fatal(err)
@@ -119,7 +120,7 @@ func TestUnvouchedFiguresAreMarked(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
 	}
-	recs[0].CITargetMet, recs[1].Noise = nil, &gpu.Noise{Quiet: true}
+	recs[0].CITargetMet, recs[1].Noise = nil, &host.Noise{Quiet: true}
 	b.Reset()
 	wide(&b, recs)
 	if strings.Contains(b.String(), "(!)") {

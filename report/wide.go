@@ -194,7 +194,7 @@ func Wide(w io.Writer, recs []record.Record) error {
 }
 
 // Markdown writes a GitHub-flavoured table, as llama-bench -o md does.
-func WideMarkdown(w io.Writer, recs []record.Record) error {
+func wideMarkdown(w io.Writer, recs []record.Record) error {
 	columns := columnsFor(recs)
 	var head, rule []string
 	for _, c := range columns {

@@ -12,7 +12,7 @@ type Device struct {
 	Class   string   // the hardware class (gpu.Class)
 	Backend string   // CPU, CUDA, Metal, Vulkan, ...
 	GPU     string   // the GPU's name, if a GPU did the work
-	Profile *gpu.GPU // NVML's profile of it, if known
+	NVML    *gpu.GPU // what NVML says of it, if it was there
 }
 
 // OnCPU says whether the CPU did the work.
@@ -41,7 +41,7 @@ func PeaksFor(d Device, dir string) (Peaks, error) {
 	}
 	var pk Peaks
 	name := d.GPU
-	if g := d.Profile; g != nil {
+	if g := d.NVML; g != nil {
 		name = g.Name
 		if g.BWSource == "nvml" {
 			pk = Peaks{Source: "nvml", BWGBs: g.PeakBWGBs}

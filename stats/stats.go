@@ -36,7 +36,7 @@ func Summarize(xs []float64) Summary {
 	s.Max, _ = d.Max()
 	if len(xs) > 1 {
 		s.Stddev, _ = d.StandardDeviationSample()
-		s.CI95 = TQuantile975(len(xs)-1) * s.Stddev / math.Sqrt(float64(len(xs)))
+		s.CI95 = tQuantile975(len(xs)-1) * s.Stddev / math.Sqrt(float64(len(xs)))
 	}
 	if s.Mean != 0 {
 		s.CV = s.Stddev / s.Mean
@@ -49,9 +49,9 @@ var t975 = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
 	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
 	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
 
-// TQuantile975 is Student's t 0.975 quantile for df degrees of freedom
+// tQuantile975 is Student's t 0.975 quantile for df degrees of freedom
 // (NaN for none): the factor of a two-sided 95% interval.
-func TQuantile975(df int) float64 {
+func tQuantile975(df int) float64 {
 	switch {
 	case df <= 0:
 		return math.NaN()

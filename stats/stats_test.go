@@ -32,7 +32,7 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestTQuantile(t *testing.T) {
-	if TQuantile975(1) != 12.706 || TQuantile975(30) != 2.042 || TQuantile975(1000) != 1.96 || !math.IsNaN(TQuantile975(0)) {
+	if tQuantile975(1) != 12.706 || tQuantile975(30) != 2.042 || tQuantile975(1000) != 1.96 || !math.IsNaN(tQuantile975(0)) {
 		t.Error("t quantiles")
 	}
 }

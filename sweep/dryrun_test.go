@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/report"
 )

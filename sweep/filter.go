@@ -43,8 +43,8 @@ var filterFields = map[string]func(p point.Point) string{
 var filterAliases = map[string]string{"p": "n_prompt", "n": "n_gen", "d": "n_depth", "np": "parallel", "b": "n_batch",
 	"ub": "n_ubatch", "t": "threads", "ngl": "n_gpu_layers", "fa": "flash_attn", "ctk": "type_k", "ctv": "type_v"}
 
-// ParseFilter reads a filter expression.
-func ParseFilter(s string) (Filter, error) {
+// parseFilter reads a filter expression.
+func parseFilter(s string) (Filter, error) {
 	var f Filter
 	for _, part := range strings.Split(s, "&&") {
 		part = strings.TrimSpace(part)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 )
 

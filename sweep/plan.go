@@ -4,7 +4,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
@@ -16,9 +16,9 @@ type ModelPlan struct {
 	plan.File
 }
 
-// PlanModel is r's model from its file when there is one, else planned
+// planModel is r's model from its file when there is one, else planned
 // from its shape (a synthetic preset, or a quantization of its source).
-func PlanModel(r ModelRef) (ModelPlan, error) {
+func planModel(r ModelRef) (ModelPlan, error) {
 	if _, err := os.Stat(r.Path); err == nil || (r.Preset == "" && r.Source == "") {
 		return fileModel(r.Path)
 	}
@@ -51,7 +51,7 @@ func makePlan(points []point.Point, done map[point.Key]bool, env plan.Env, plann
 		if !ok {
 			var err error
 			if r, ok := planned[p.ModelID]; ok {
-				mp, err = PlanModel(r)
+				mp, err = planModel(r)
 			} else {
 				mp, err = fileModel(p.Model)
 			}
@@ -97,7 +97,7 @@ func DryRun(points []point.Point, refs []ModelRef, dropped int, env plan.Env) (*
 func Estimates(tests []point.Point, refs []ModelRef, env plan.Env) ([]plan.TestEstimate, error) {
 	models := map[string]ModelPlan{}
 	for _, r := range refs {
-		mp, err := PlanModel(r)
+		mp, err := planModel(r)
 		if err != nil {
 			return nil, err
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
@@ -26,8 +26,8 @@ type Progress struct {
 	current  string
 }
 
-// NewProgress starts a display for total points whose estimated time is est.
-func NewProgress(w io.Writer, tty bool, total int, est time.Duration) *Progress {
+// newProgress starts a display for total points whose estimated time is est.
+func newProgress(w io.Writer, tty bool, total int, est time.Duration) *Progress {
 	return &Progress{w: w, tty: tty, total: total, start: time.Now(), estTotal: est}
 }
 

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tokbench/tokbench/isolate"
-	"github.com/tokbench/tokbench/quality"
+	"github.com/tokbench/tokbench/internal/isolate"
+	"github.com/tokbench/tokbench/internal/quality"
 	"github.com/tokbench/tokbench/record"
 	"gopkg.in/yaml.v3"
 )

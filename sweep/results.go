@@ -4,18 +4,18 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
 
-// OpenResults opens path for a sweep's records. Without resume, an
+// openResults opens path for a sweep's records. Without resume, an
 // existing non-empty file is refused (its results would be mixed with new
 // ones); with resume, its records are returned and a torn last line is
 // cut off, but first records from other hardware or another llama.cpp
 // build, or of another sweep (another spec hash, if specHash is set), are
 // refused, the file left as it was.
-func OpenResults(path string, resume bool, env plan.Env, specHash string) (*record.Writer, []record.Record, error) {
+func openResults(path string, resume bool, env plan.Env, specHash string) (*record.Writer, []record.Record, error) {
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 && !resume {
 		return nil, nil, point.Inputf("%s already holds results: pass --resume to continue that sweep, or choose another --out", path)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
@@ -16,7 +16,7 @@ func TestOpenResults(t *testing.T) {
 	env := plan.Env{Version: "test"}
 	env.Host.CPUModel = "cpu A"
 	p := filepath.Join(t.TempDir(), "r.jsonl")
-	res, old, err := OpenResults(p, false, env, "")
+	res, old, err := openResults(p, false, env, "")
 	if err != nil || len(old) != 0 {
 		t.Fatal(err)
 	}
@@ -26,14 +26,14 @@ func TestOpenResults(t *testing.T) {
 	}
 	res.Close()
 	var ie *point.InputError
-	if _, _, err := OpenResults(p, false, env, ""); !errors.As(err, &ie) || !strings.Contains(err.Error(), "--resume") {
+	if _, _, err := openResults(p, false, env, ""); !errors.As(err, &ie) || !strings.Contains(err.Error(), "--resume") {
 		t.Errorf("existing file without --resume: %v", err)
 	}
 	// A torn line is cut off on resume, so appends stay line-aligned.
 	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"key":"x","st`)
 	f.Close()
-	res, old, err = OpenResults(p, true, env, "")
+	res, old, err = openResults(p, true, env, "")
 	if err != nil || len(old) != 1 || old[0].Key != rec.Key {
 		t.Fatalf("resume: %v, %d records", err, len(old))
 	}
@@ -44,7 +44,7 @@ func TestOpenResults(t *testing.T) {
 	}
 	other := env
 	other.Host.CPUModel = "cpu B"
-	if _, _, err := OpenResults(p, true, other, ""); !errors.As(err, &ie) || !strings.Contains(err.Error(), "must not mix") {
+	if _, _, err := openResults(p, true, other, ""); !errors.As(err, &ie) || !strings.Contains(err.Error(), "must not mix") {
 		t.Errorf("other hardware: %v", err)
 	}
 }

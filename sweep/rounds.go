@@ -8,7 +8,7 @@ import (
 	"github.com/tokbench/tokbench/record"
 )
 
-// RoundOrder is the order of round r (1 to rounds) of an interleaved
+// roundOrder is the order of round r (1 to rounds) of an interleaved
 // sweep: the plan's order in odd rounds and its reverse in even ones, as
 // ABBA benchmarks alternate. Over each pair of rounds a point's samples
 // then lie symmetrically about the pair's middle in time, whatever its
@@ -17,7 +17,7 @@ import (
 // of rounds) instead of biasing the points measured last. (Rotating the
 // order instead would spread the drift, but not cancel it.) With
 // shuffle, each round is a permutation drawn from seed and the round.
-func RoundOrder(points []point.Point, r, rounds int, shuffle bool, seed uint64) []point.Point {
+func roundOrder(points []point.Point, r, rounds int, shuffle bool, seed uint64) []point.Point {
 	out := slices.Clone(points)
 	switch {
 	case shuffle:

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/host"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
@@ -41,7 +41,7 @@ func TestRoundsCancelDrift(t *testing.T) {
 		eng := &drifting{}
 		var recs []record.Record
 		for r := 1; r <= rounds; r++ {
-			for _, p := range RoundOrder(points, r, rounds, false, 0) {
+			for _, p := range roundOrder(points, r, rounds, false, 0) {
 				recs = append(recs, eng.measure(p, r, rounds))
 			}
 		}
@@ -73,13 +73,13 @@ func TestRoundOrder(t *testing.T) {
 		return s
 	}
 	// Round 2 reverses round 1; round 3 is round 1 again.
-	if got := names(RoundOrder(ps, 2, 4, false, 0)); got[0] != 4 || got[3] != 1 {
+	if got := names(roundOrder(ps, 2, 4, false, 0)); got[0] != 4 || got[3] != 1 {
 		t.Errorf("round 2 of 4: %v", got)
 	}
-	if got := names(RoundOrder(ps, 3, 4, false, 0)); got[0] != 1 || got[3] != 4 {
+	if got := names(roundOrder(ps, 3, 4, false, 0)); got[0] != 1 || got[3] != 4 {
 		t.Errorf("round 3 of 4: %v", got)
 	}
-	a, b := names(RoundOrder(ps, 1, 2, true, 7)), names(RoundOrder(ps, 1, 2, true, 7))
+	a, b := names(roundOrder(ps, 1, 2, true, 7)), names(roundOrder(ps, 1, 2, true, 7))
 	if len(a) != 4 || a[0] != b[0] || a[3] != b[3] {
 		t.Errorf("a shuffle is the seed's: %v %v", a, b)
 	}
@@ -91,7 +91,7 @@ func TestMergeRounds(t *testing.T) {
 	p := point.Point{ModelID: "m", NGen: 10, Reps: 2, Parallel: 1}
 	eng := &drifting{}
 	r1, r2 := eng.measure(p, 1, 2), eng.measure(p, 2, 2)
-	r1.Noise, r2.Noise = &gpu.Noise{OtherCPUPct: 3, Quiet: true}, &gpu.Noise{OtherCPUPct: 90, Warnings: []string{"busy"}}
+	r1.Noise, r2.Noise = &host.Noise{OtherCPUPct: 3, Quiet: true}, &host.Noise{OtherCPUPct: 90, Warnings: []string{"busy"}}
 	m := mergeRounds([]record.Record{r2, r1}, 2)
 	if len(m) != 1 || m[0].Rounds != 2 || m[0].Round != 0 || len(m[0].SamplesTs) != 4 || m[0].Reps != 4 ||
 		m[0].SamplesRound[0] != 1 || m[0].SamplesRound[3] != 2 || m[0].MaxTs != 100 {

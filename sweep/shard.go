@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/plan"
+	"github.com/tokbench/tokbench/internal/preset"
 	"github.com/tokbench/tokbench/point"
-	"github.com/tokbench/tokbench/preset"
 )
 
 // Shard is one share of a sweep's points: the Index-th (0-based) of Count.

@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/infile"
+	"github.com/tokbench/tokbench/internal/infile"
+	"github.com/tokbench/tokbench/internal/preset"
 	"github.com/tokbench/tokbench/point"
-	"github.com/tokbench/tokbench/preset"
 	"gopkg.in/yaml.v3"
 )
 
@@ -355,7 +355,7 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("quantize_from needs types: the quantizations to make")
 	}
 	for _, f := range s.Filter.Values {
-		if _, err := ParseFilter(f); err != nil {
+		if _, err := parseFilter(f); err != nil {
 			return fmt.Errorf("filter: %v", err)
 		}
 	}
@@ -424,7 +424,7 @@ func axes() []*point.Setting {
 func (s *Spec) Tests(models []ModelRef) ([]point.Point, int, error) {
 	var filters []Filter
 	for _, f := range s.Filter.Values {
-		flt, err := ParseFilter(f)
+		flt, err := parseFilter(f)
 		if err != nil {
 			return nil, 0, &point.InputError{Err: err}
 		}

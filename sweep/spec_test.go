@@ -13,7 +13,7 @@ import (
 )
 
 func TestFilter(t *testing.T) {
-	f, err := ParseFilter("n_depth>=1024 && np>2 && type==q4_0")
+	f, err := parseFilter("n_depth>=1024 && np>2 && type==q4_0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestFilter(t *testing.T) {
 		t.Error("point failing one comparison dropped")
 	}
 	for _, bad := range []string{"depth>1", "n_depth", "n_depth>>", "n_depth>"} {
-		if _, err := ParseFilter(bad); err == nil {
+		if _, err := parseFilter(bad); err == nil {
 			t.Errorf("filter %q accepted", bad)
 		}
 	}

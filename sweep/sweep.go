@@ -1,10 +1,12 @@
-// Package sweep runs grids of benchmark points: the spec (flags or YAML)
-// and its axes, filters, the plan (points ordered to load each model once
-// and reuse the KV cache's depth, memory and time estimates, what cannot
-// fit), worker processes that measure each model's points (so that an
-// abort or an OOM kill costs one point), progress, and resuming a results
-// file. It writes records as they are measured (package record); the
-// measuring itself is package measure's.
+// Package sweep plans and runs grids of benchmark points, in plain Go (no
+// cgo): the spec (flags or YAML, from point.Settings) and its axes,
+// filters, the plan (points ordered to load each model once and reuse the
+// KV cache's depth, memory and time estimates from package plan, what
+// cannot fit), shards and their partition, worker processes that measure
+// each model's points (so that an abort or an OOM kill costs one point),
+// progress, and resuming a results file. It writes records as they are
+// measured (package record); making models and measuring are package
+// sweep/work's and measure's, in the processes that load llama.cpp.
 package sweep
 
 import (
@@ -16,7 +18,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
@@ -64,7 +66,7 @@ type Result struct {
 // soon as it is measured, each model's points in a worker process.
 func Run(ctx context.Context, points []point.Point, env plan.Env, o Options) (*Result, error) {
 	start := time.Now()
-	res, old, err := OpenResults(o.Out, o.Resume, env, o.SpecHash)
+	res, old, err := openResults(o.Out, o.Resume, env, o.SpecHash)
 	if err != nil {
 		return nil, err
 	}
@@ -119,13 +121,13 @@ func Run(ctx context.Context, points []point.Point, env plan.Env, o Options) (*R
 			return sum, err
 		}
 	}
-	pr := NewProgress(o.Log, o.TTY, len(grid.Points)*rounds, time.Duration(rounds)*grid.Total())
+	pr := newProgress(o.Log, o.TTY, len(grid.Points)*rounds, time.Duration(rounds)*grid.Total())
 	defer pr.Finish()
 	wc := workerCmd{Exe: o.Exe, Args: o.ExeArgs}
 	for round = 1; round <= rounds && !sum.Interrupted; round++ {
 		order := grid.Points
 		if rounds > 1 {
-			order = RoundOrder(grid.Points, round, rounds, o.Shuffle, o.Seed)
+			order = roundOrder(grid.Points, round, rounds, o.Shuffle, o.Seed)
 			order = slices.DeleteFunc(order, func(p point.Point) bool { return done[roundKey{p.Key(), round}] })
 		}
 		for _, group := range byModel(order) {

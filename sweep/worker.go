@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tokbench/tokbench/isolate"
+	"github.com/tokbench/tokbench/internal/isolate"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )

@@ -6,10 +6,10 @@ import (
 	"os"
 
 	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/load"
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/internal/load"
+	"github.com/tokbench/tokbench/internal/measure"
+	"github.com/tokbench/tokbench/internal/telemetry"
 	"github.com/tokbench/tokbench/report"
-	"github.com/tokbench/tokbench/telemetry"
 	"github.com/urfave/cli/v2"
 )
 
@@ -60,13 +60,13 @@ func doCapacity(c *cli.Context) error {
 	}
 	defer out.Close()
 	// Each probe is written before it is shown: what the user sees is saved.
-	o.Probed = func(p load.Trial, at load.Outlook) error {
+	o.Judged = func(p load.Trial, at load.Outlook) error {
 		if out != nil {
-			if err := out.Append(load.ProbeLine(p, in.workload, provenance())); err != nil {
+			if err := out.Append(load.TrialLine(p, in.workload, provenance())); err != nil {
 				return err
 			}
 		}
-		fmt.Fprintln(os.Stderr, report.ProbeProgress(p, at))
+		fmt.Fprintln(os.Stderr, report.TrialProgress(p, at))
 		return nil
 	}
 	sampler, stopSampling, err := startSampling(c)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/isolate"
+	"github.com/tokbench/tokbench/internal/isolate"
 	"github.com/urfave/cli/v2"
 )
 

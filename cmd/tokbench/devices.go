@@ -4,9 +4,9 @@ import (
 	"os"
 
 	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/internal/telemetry"
 	"github.com/tokbench/tokbench/report"
-	"github.com/tokbench/tokbench/telemetry"
 	"github.com/urfave/cli/v2"
 )
 
@@ -26,8 +26,8 @@ func devicesCommand() *cli.Command {
 			if err := checkFormat(c.String("output"), report.LoadFormats); err != nil {
 				return err
 			}
-			profiles, nvmlErr := telemetry.ReadProfiles()
-			d := report.Devices{Host: gpu.ReadHost(), Devices: engine.Devices(), CPUFeatures: engine.CPUFeatures(), SystemInfo: engine.SystemInfo(),
+			profiles, nvmlErr := telemetry.ReadGPUs()
+			d := report.Devices{Host: host.Read(), Devices: engine.Devices(), CPUFeatures: engine.CPUFeatures(), SystemInfo: engine.SystemInfo(),
 				LlamaCommit: engine.LlamaCommit, OllamaVersion: engine.OllamaVersion, Tool: version, BackendDirs: engine.BackendDirsLoaded(),
 				GPUOffload: engine.SupportsGPUOffload(), GPUs: profiles, NVML: errText(nvmlErr)}
 			return report.WriteDevices(os.Stdout, c.String("output"), d)

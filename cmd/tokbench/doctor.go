@@ -4,12 +4,12 @@ import (
 	"os"
 	"time"
 
-	"github.com/tokbench/tokbench/doctor"
-	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/internal/doctor"
+	"github.com/tokbench/tokbench/internal/plan"
+	"github.com/tokbench/tokbench/internal/telemetry"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/report"
-	"github.com/tokbench/tokbench/telemetry"
 	"github.com/urfave/cli/v2"
 )
 
@@ -28,7 +28,7 @@ func doctorCommand() *cli.Command {
 			}
 			var need uint64
 			if m := c.String("model"); m != "" {
-				p := point.Defaults(gpu.ReadHost().Cores)
+				p := point.Defaults(host.Read().Cores)
 				p.Model = m
 				f, err := plan.Read(m)
 				if err != nil {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/internal/measure"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/sweep"
 	"github.com/urfave/cli/v2"

@@ -4,8 +4,8 @@ import (
 	"math"
 	"os"
 
+	"github.com/tokbench/tokbench/internal/preset"
 	"github.com/tokbench/tokbench/point"
-	"github.com/tokbench/tokbench/preset"
 	"github.com/urfave/cli/v2"
 )
 

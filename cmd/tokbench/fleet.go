@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tokbench/tokbench/fleet"
-	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/infile"
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/internal/fleet"
+	"github.com/tokbench/tokbench/internal/infile"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/sweep"
 	"github.com/urfave/cli/v2"
@@ -68,7 +68,7 @@ func fleetJob(c *cli.Context) (fleet.Job, error) {
 	if spec == "" || n < 1 || n > 4096 {
 		return fleet.Job{}, usagef("give --spec FILE.yaml and --shards N (1 to 4096)")
 	}
-	if _, err := sweep.LoadSpec(spec, gpu.ReadHost().Cores); err != nil {
+	if _, err := sweep.LoadSpec(spec, host.Read().Cores); err != nil {
 		return fleet.Job{}, err
 	}
 	text, err := infile.ReadFile(spec)
@@ -194,7 +194,7 @@ func missingPoints(specPath string, m *fleet.Merged) ([]fleet.Missing, error) {
 		return nil, err
 	}
 	missing, err := m.Check(func(class string) ([]fleet.Owed, error) {
-		threads := cmp.Or(m.Threads(class), gpu.ReadHost().Cores)
+		threads := cmp.Or(m.Threads(class), host.Read().Cores)
 		s, err := sweep.LoadSpec(specPath, threads)
 		if err != nil {
 			return nil, err

@@ -17,7 +17,7 @@ import (
 
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/gguf/mutate"
-	"github.com/tokbench/tokbench/isolate"
+	"github.com/tokbench/tokbench/internal/isolate"
 	"github.com/tokbench/tokbench/record"
 )
 

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/exporter"
-	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/load"
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/internal/exporter"
+	"github.com/tokbench/tokbench/internal/load"
+	"github.com/tokbench/tokbench/internal/measure"
+	"github.com/tokbench/tokbench/internal/telemetry"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
-	"github.com/tokbench/tokbench/telemetry"
 	"github.com/urfave/cli/v2"
 )
 
@@ -214,5 +214,5 @@ func eventLog(path string) (*slog.Logger, func(), error) {
 
 // provenance is what every load and capacity results line says measured it.
 func provenance() load.Provenance {
-	return load.Provenance{Host: gpu.ReadHost().CPUModel, Tool: "tokbench " + version, BuildCommit: engine.LlamaCommit, OllamaVersion: engine.OllamaVersion}
+	return load.Provenance{Host: host.Read().CPUModel, Tool: "tokbench " + version, BuildCommit: engine.LlamaCommit, OllamaVersion: engine.OllamaVersion}
 }

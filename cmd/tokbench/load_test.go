@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokbench/tokbench/load"
+	"github.com/tokbench/tokbench/internal/load"
 )
 
 // A capacity search shows each probe on stderr as it is judged and

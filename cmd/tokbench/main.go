@@ -1,5 +1,8 @@
 // Command tokbench measures how fast llama.cpp models produce tokens on
-// this machine, and why they are not faster.
+// this machine (CPU, CUDA, Metal, Vulkan), and why they are not faster.
+// The commands parse flags, call the packages and turn errors into exit
+// codes: 0 done, 1 failed, 2 bad input, 3 a baseline comparison that
+// matched no point, 130 interrupted.
 package main
 
 import (
@@ -17,7 +20,8 @@ import (
 
 var version = "0.2.0"
 
-// Exit codes: 0 ok, 1 failure, 2 bad input (flags, values), 130 interrupted.
+// Exit codes: 0 ok, 1 failure, 2 bad input (flags, values), 3 nothing
+// compared, 130 interrupted.
 const (
 	exitFail        = 1
 	exitUsage       = 2
@@ -80,7 +84,7 @@ func newApp() *cli.App {
 	cli.FlagStringer = flagHelp
 	app := &cli.App{
 		Name:    "tokbench",
-		Usage:   "benchmark LLM token throughput on llama.cpp (CPU, CUDA, Metal)",
+		Usage:   "benchmark LLM token throughput on llama.cpp (CPU, CUDA, Metal, Vulkan)",
 		Version: version,
 		// Lists are split by tokbench (sweep.SplitList), which keeps a
 		// comma escaped as \, in a file name.

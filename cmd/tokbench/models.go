@@ -8,8 +8,8 @@ import (
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/plan"
-	"github.com/tokbench/tokbench/preset"
+	"github.com/tokbench/tokbench/internal/plan"
+	"github.com/tokbench/tokbench/internal/preset"
 	"github.com/tokbench/tokbench/report"
 	"github.com/urfave/cli/v2"
 )

@@ -5,9 +5,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/measure"
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/internal/measure"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/report"
 	"github.com/urfave/cli/v2"
@@ -21,7 +21,7 @@ func probeCommand() *cli.Command {
 			"   stored per hardware class in the cache; run, sweep and report use it for ceilings",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "device", Value: -1, Usage: "device index from 'tokbench devices' (default: the first GPU, else the CPU)"},
-			&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Value: gpu.ReadHost().Cores, Usage: "CPU threads"},
+			&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Value: host.Read().Cores, Usage: "CPU threads"},
 			&cli.StringFlag{Name: "types", Value: "f16,q8_0,q4_0", Usage: "weight types of the matrix products"},
 			&cli.IntFlag{Name: "repetitions", Aliases: []string{"r"}, Value: 3, Usage: "repetitions of each measurement (the median is kept)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "table or json"},

@@ -4,7 +4,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/internal/measure"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/report"
 	"github.com/urfave/cli/v2"

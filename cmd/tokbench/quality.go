@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/isolate"
-	"github.com/tokbench/tokbench/measure"
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/internal/isolate"
+	"github.com/tokbench/tokbench/internal/measure"
+	"github.com/tokbench/tokbench/internal/plan"
+	"github.com/tokbench/tokbench/internal/quality"
 	"github.com/tokbench/tokbench/point"
-	"github.com/tokbench/tokbench/quality"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/sweep"
@@ -57,7 +57,7 @@ func qualityFlags(inSweep bool) []cli.Flag {
 		&cli.StringFlag{Name: "quantize-from", Usage: "the base: an F16/BF16/F32 model, quantized to each of --types (cached)"},
 		&cli.StringFlag{Name: "types", Usage: "quantizations of --quantize-from, comma-separated"},
 		&cli.StringFlag{Name: "model-ids", Hidden: true, Usage: "names of the -m models, comma-separated (sweep --quality)"},
-		&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Value: gpu.ReadHost().Cores, Usage: "CPU threads"},
+		&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Value: host.Read().Cores, Usage: "CPU threads"},
 		&cli.IntFlag{Name: "n-gpu-layers", Aliases: []string{"ngl"}, Value: -1, Usage: "layers to offload to the GPU (-1: all)"},
 		&cli.Uint64Flag{Name: "seed", Value: 42, Usage: "seed of the random tokens of synthetic models"},
 		&cli.DurationFlag{Name: "timeout", Value: 2 * time.Hour, Usage: "time limit for each model's evaluation (0: none)"},

@@ -4,7 +4,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/urfave/cli/v2"

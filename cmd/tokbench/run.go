@@ -8,11 +8,11 @@ import (
 	"strings"
 
 	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/measure"
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/internal/measure"
+	"github.com/tokbench/tokbench/internal/plan"
+	"github.com/tokbench/tokbench/internal/preset"
 	"github.com/tokbench/tokbench/point"
-	"github.com/tokbench/tokbench/preset"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/roofline"
@@ -133,7 +133,7 @@ func runTests(c *cli.Context) ([]point.Point, error) {
 // runSpec is run's flags as a sweep's spec, and the cache folder its
 // synthetic models live in.
 func runSpec(c *cli.Context) (*sweep.Spec, string, error) {
-	s := sweep.DefaultSpec(gpu.ReadHost().Cores)
+	s := sweep.DefaultSpec(host.Read().Cores)
 	s.Values["repetitions"] = []string{point.RepsName(point.Defaults(1).Reps)} // llama-bench's 5, not a sweep's auto
 	switch {
 	case c.IsSet("synth") && c.IsSet("model"):

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/load"
-	"github.com/tokbench/tokbench/measure"
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/internal/load"
+	"github.com/tokbench/tokbench/internal/measure"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/report"
 	"github.com/urfave/cli/v2"
@@ -32,7 +32,7 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "slo", Usage: "objectives, e.g. ttft_p99=2s,itl_p99=60ms: goodput counts requests meeting all"},
 		&cli.Uint64Flag{Name: "seed", Value: 42, Usage: "seed of the request sequence, arrivals and tokens"},
 		&cli.IntFlag{Name: "batch-size", Aliases: []string{"b"}, Value: 512, Usage: "tokens per decode step (prefill chunks fill what decode leaves)"},
-		&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Value: gpu.ReadHost().Cores, Usage: "CPU threads"},
+		&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Value: host.Read().Cores, Usage: "CPU threads"},
 		&cli.IntFlag{Name: "n-gpu-layers", Aliases: []string{"ngl"}, Value: -1, Usage: "layers on the GPU (-1: all)"},
 		&cli.StringFlag{Name: "flash-attn", Aliases: []string{"fa"}, Value: "auto", Usage: "on, off, auto"},
 		&cli.DurationFlag{Name: "timeout", Value: 30 * time.Minute, Usage: "time limit of the run"},

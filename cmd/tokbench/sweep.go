@@ -8,17 +8,17 @@ import (
 
 	"github.com/tokbench/tokbench/baseline"
 	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/gpu"
-	"github.com/tokbench/tokbench/infile"
-	"github.com/tokbench/tokbench/measure"
-	"github.com/tokbench/tokbench/plan"
+	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/internal/infile"
+	"github.com/tokbench/tokbench/internal/measure"
+	"github.com/tokbench/tokbench/internal/plan"
+	"github.com/tokbench/tokbench/internal/telemetry"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/sweep"
 	"github.com/tokbench/tokbench/sweep/work"
-	"github.com/tokbench/tokbench/telemetry"
 	"github.com/urfave/cli/v2"
 )
 
@@ -58,7 +58,7 @@ func sweepCommand() *cli.Command {
 // specFromFlags starts from --spec (or the defaults) and applies the flags
 // that were given; the hash is of the sweep as given (sweep.GivenHash).
 func specFromFlags(c *cli.Context) (*sweep.Spec, string, error) {
-	threads := gpu.ReadHost().Cores
+	threads := host.Read().Cores
 	s := sweep.DefaultSpec(threads)
 	var file []byte
 	if f := c.String("spec"); f != "" {
@@ -232,7 +232,7 @@ func sweepOptions(c *cli.Context, cacheDir string, dropped int) (sweep.Options, 
 	if r := c.Int("rounds"); r < 1 || r > 100 {
 		return sweep.Options{}, nil, usagef("--rounds %d: use 1 to 100", r)
 	}
-	if _, err := telemetry.ReadProfiles(); rate > 0 && err != nil {
+	if _, err := telemetry.ReadGPUs(); rate > 0 && err != nil {
 		fmt.Fprintln(os.Stderr, err.Error()+"; sampling the host only")
 	}
 	watch, closeEvents, err := watchFromFlags(c)

@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/tokbench/tokbench/telemetry"
+	"github.com/tokbench/tokbench/internal/telemetry"
 	"github.com/urfave/cli/v2"
 )
 

@@ -20,11 +20,11 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
-	"github.com/tokbench/tokbench/measure"
+	"github.com/tokbench/tokbench/internal/measure"
+	"github.com/tokbench/tokbench/internal/telemetry"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/sweep"
-	"github.com/tokbench/tokbench/telemetry"
 )
 
 // Grid names the spec s's models and lays out its points (in Tests' order)

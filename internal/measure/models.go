@@ -1,0 +1,62 @@
+package measure
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/internal/plan"
+	"github.com/tokbench/tokbench/internal/preset"
+	"github.com/tokbench/tokbench/point"
+)
+
+// SynthModel returns the path of a synthetic model in the cache folder,
+// making it first if absent.
+func SynthModel(cacheDir, presetName, typ string, seed uint64, log io.Writer) (string, error) {
+	path, err := plan.SynthPath(cacheDir, presetName, typ, seed)
+	if err != nil {
+		return "", err
+	}
+	s, _ := preset.Lookup(presetName)
+	name, _, _ := gguf.ParseFileType(typ)
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return "", fmt.Errorf("cache folder: %w", err)
+	}
+	fmt.Fprintf(log, "synthesizing %s %s (%d params) into %s, once\n", s.Name, name, s.Params(), path)
+	return path, engine.Synthesize(s, path, engine.SynthOptions{Type: name, Seed: seed})
+}
+
+// loadChecked validates p, reads its model's file, checks that p fits and
+// loads the model as p says (offload, split, mmap).
+func loadChecked(p point.Point) (*engine.Model, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	f, err := plan.Read(p.Model)
+	if err != nil {
+		return nil, err
+	}
+	return loadFile(f, p)
+}
+
+// loadFile checks that p fits and loads the model of f, read already, as
+// p says.
+func loadFile(f plan.File, p point.Point) (*engine.Model, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := f.Check(p, free()); err != nil {
+		return nil, err
+	}
+	return engine.LoadModel(f, modelOptions(p))
+}
+
+// modelOptions are the model settings of p.
+func modelOptions(p point.Point) engine.ModelOptions {
+	return engine.ModelOptions{NGPULayers: p.NGPULayers, NoMmap: p.NoMmap, MainGPU: p.MainGPU, Split: p.Split, Placement: p.Placement}
+}

@@ -1,0 +1,338 @@
+package measure
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/stats"
+)
+
+// session is one context and what its KV cache holds: every sequence
+// filled to the same depth with random tokens.
+type session struct {
+	c     *engine.Context
+	key   point.ContextKey
+	opts  engine.ContextOptions
+	depth int // tokens held per sequence; -1 when unknown
+	stop  func() bool
+	reps  [][2]time.Time // start and end of each timed repetition of the last test
+}
+
+func newSession(m *engine.Model, p point.Point, nctx int) (*session, error) {
+	return newSessionOf(m.NewContext, p, nctx)
+}
+
+// newSessionOf is newSession with a context made by make (a profiled one).
+func newSessionOf(make func(engine.ContextOptions) (*engine.Context, error), p point.Point, nctx int) (*session, error) {
+	o := engine.ContextOptions{
+		NCtx: max(nctx, p.NCtx()), NBatch: p.NBatch, NUBatch: p.UBatch(), NSeqMax: p.Parallel, Threads: p.Threads,
+		FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Seed: p.Seed, NoKVOffload: p.NoKVOffload, Threading: p.Threading,
+	}
+	c, err := make(o)
+	if err != nil {
+		return nil, err
+	}
+	return &session{c: c, key: p.ContextKey(), opts: o}, nil
+}
+
+// warmup runs each kind of test once, small and uncounted: first-use
+// allocations, graph building and page faults happen here, not in
+// repetition 1.
+func (s *session) warmup(p point.Point) error {
+	s.c.Clear()
+	if err := s.c.Prefill(p.Parallel, min(max(p.NPrompt, 1), p.NBatch), 0); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	s.c.Clear()
+	if err := s.c.Step(p.Parallel, 0, nil); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	s.c.Clear()
+	s.depth = 0
+	return nil
+}
+
+// setDepth brings every sequence to d tokens: trimming is free, so a
+// cache holding more is cut back; one holding less is extended from where
+// it stands rather than refilled from zero.
+func (s *session) setDepth(nSeq, d int) error {
+	switch {
+	case s.depth == d:
+		return nil
+	case s.depth > d:
+		if err := s.c.Trim(d); err == nil {
+			s.depth = d
+			return nil
+		}
+		s.c.Clear()
+		s.depth = 0
+	case s.depth < 0:
+		s.c.Clear()
+		s.depth = 0
+	}
+	if err := s.c.Prefill(nSeq, d-s.depth, s.depth); err != nil {
+		s.depth = -1
+		return err
+	}
+	s.depth = d
+	return nil
+}
+
+func (s *session) stopping() bool { return s.stop != nil && s.stop() }
+
+// beginRep readies repetition r of a test: it stops if asked to (after
+// the first: a stopped test has no record), and brings the cache to the
+// test's depth, outside the timing.
+func (s *session) beginRep(p point.Point, r int) error {
+	if r > 0 && s.stopping() {
+		return ErrStopped
+	}
+	return s.setDepth(p.Parallel, p.NDepth)
+}
+
+// prompt is the pp test: n_prompt tokens per sequence decoded in n_batch
+// chunks and synchronised once. TTFT is its duration: the first generated
+// token's logits are ready when it ends. The last repetition's tokens stay
+// in the cache, so the next, deeper test need not fill them again.
+func (s *session) prompt(p point.Point) (*record.Record, error) {
+	rec, ns, err := s.timed(p, func(r int) error {
+		if err := s.c.Prefill(p.Parallel, p.NPrompt, p.NDepth); err != nil {
+			return fmt.Errorf("pp%d repetition %d: %w", p.NPrompt, r+1, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rec.TTFT = stats.Latencies(ns)
+	return rec, nil
+}
+
+// timed repeats a test whose repetition rep runs as one timed block (pp,
+// pp+tg) until there are enough, and sums them up. Each repetition
+// starts at the test's depth; its tokens stay in the cache after.
+func (s *session) timed(p point.Point, rep func(r int) error) (*record.Record, []float64, error) {
+	ns := make([]float64, 0, p.MaxReps)
+	s.reps = s.reps[:0]
+	reps := s.repetitions(p, p.Parallel*testTokens(p))
+	for r := 0; !reps.enough(ns); r++ {
+		if err := s.beginRep(p, r); err != nil {
+			return nil, nil, err
+		}
+		s.depth = -1
+		t0 := time.Now()
+		if err := rep(r); err != nil {
+			return nil, nil, err
+		}
+		t1 := time.Now()
+		ns = append(ns, float64(t1.Sub(t0).Nanoseconds()))
+		s.reps = append(s.reps, [2]time.Time{t0, t1})
+		s.depth = p.NDepth + testTokens(p)
+	}
+	return reps.figures(ns), ns, nil
+}
+
+// generate is the tg test: n_gen steps of one token per sequence, each
+// decoded and synchronised on its own; every step's time is an
+// inter-token latency.
+func (s *session) generate(p point.Point, smp *engine.SamplerSet, sampling string) (*record.Record, error) {
+	ns := make([]float64, 0, max(p.Reps, p.MaxReps))
+	steps := make([]float64, 0, max(p.Reps, point.MinAutoReps)*p.NGen)
+	ends := make([]int64, p.NGen+1)
+	s.reps = s.reps[:0]
+	reps := s.repetitions(p, p.Parallel*p.NGen)
+	for r := 0; !reps.enough(ns); r++ {
+		if err := s.beginRep(p, r); err != nil {
+			return nil, err
+		}
+		if smp != nil {
+			smp.Reset()
+			s.c.SeedTokens(p.Parallel)
+		}
+		s.depth = -1
+		t0 := time.Now()
+		if done, err := s.c.Generate(p.Parallel, p.NDepth, p.NGen, smp, ends); err != nil {
+			return nil, fmt.Errorf("tg%d repetition %d step %d: %w", p.NGen, r+1, done+1, err)
+		}
+		for i := 1; i <= p.NGen; i++ {
+			steps = append(steps, float64(ends[i]-ends[i-1]))
+		}
+		ns = append(ns, float64(ends[p.NGen]-ends[0]))
+		s.reps = append(s.reps, [2]time.Time{t0, t0.Add(time.Duration(ends[p.NGen] - ends[0]))})
+		s.depth = p.NDepth + p.NGen
+	}
+	rec := reps.figures(ns)
+	rec.Sampling = sampling
+	rec.ITL = stats.Latencies(steps)
+	rec.DriftPct = drift(steps)
+	return rec, nil
+}
+
+// promptGen is the pp+tg test (-pg): the prompt, then the generation,
+// timed together as llama-bench times them; its t/s counts both.
+func (s *session) promptGen(p point.Point) (*record.Record, error) {
+	ends := make([]int64, p.NGen+1)
+	rec, _, err := s.timed(p, func(r int) error {
+		if err := s.c.Prefill(p.Parallel, p.NPrompt, p.NDepth); err != nil {
+			return fmt.Errorf("%s repetition %d: %w", p.TestName(), r+1, err)
+		}
+		if done, err := s.c.Generate(p.Parallel, p.NDepth+p.NPrompt, p.NGen, nil, ends); err != nil {
+			return fmt.Errorf("%s repetition %d step %d: %w", p.TestName(), r+1, done+1, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rec.Sampling = "none"
+	return rec, nil
+}
+
+// testTokens are the tokens one sequence handles in one repetition of a
+// one-test point: its prompt, its generation, or both (pp+tg).
+func testTokens(p point.Point) int {
+	if p.Combined {
+		return p.NPrompt + p.NGen
+	}
+	return max(p.NPrompt, p.NGen)
+}
+
+// repetitions decides when a test has enough repetitions (point.Enough)
+// and marks its record with how many it took and whether an adaptive
+// target was met.
+type repetitions struct {
+	p      point.Point
+	tokens int
+	start  time.Time
+	met    bool
+	cpu    host.CPUCounters // the machine's counters as the test began
+}
+
+func (s *session) repetitions(p point.Point, tokens int) *repetitions {
+	return &repetitions{p: p, tokens: tokens, start: time.Now(), cpu: host.ReadCPUCounters("/", "self")}
+}
+
+// enough is asked before each repetition, with the durations so far.
+func (r *repetitions) enough(ns []float64) bool {
+	ts := make([]float64, len(ns))
+	for i, v := range ns {
+		ts[i] = float64(r.tokens) * 1e9 / v
+	}
+	done, met := r.p.Enough(ts, time.Since(r.start))
+	r.met = met
+	return done
+}
+
+// mark records the repetitions taken and, for an adaptive count, the
+// target and whether it was met: a record that missed it is never
+// presented as precise. It also records what else the machine did
+// meanwhile and the outlying repetitions.
+func (r *repetitions) mark(rec *record.Record, ns []float64, out []int) {
+	noise := host.NoiseBetween(r.cpu, host.ReadCPUCounters("/", "self"))
+	noise.Outliers, noise.OutliersDropped = out, r.p.DropOutliers && len(out) > 0
+	if len(noise.Outliers) > 0 {
+		noise.Warnings = append(noise.Warnings, fmt.Sprintf("%d of %d repetitions lie beyond 3 robust sigmas of the median (%v)%s",
+			len(noise.Outliers), len(ns), noise.Outliers, map[bool]string{true: ": left out (--drop-outliers)", false: ": kept; --drop-outliers leaves them out"}[r.p.DropOutliers]))
+	}
+	if w := dragged(rec.SamplesTs); w != "" {
+		noise.Warnings = append(noise.Warnings, w)
+	}
+	noise.Quiet = len(noise.Warnings) == 0
+	rec.Noise = &noise
+	rec.Reps = len(rec.SamplesTs)
+	if r.p.Reps == point.AutoReps {
+		met := r.met
+		rec.CITarget, rec.CITargetMet = r.p.TargetCI, &met
+	}
+}
+
+// figures are the test's record from its repetition times, without the
+// outlying ones if the point asks (they are reported either way).
+func (r *repetitions) figures(ns []float64) *record.Record {
+	rec := rates(ns, r.tokens, r.p.Parallel)
+	out := outliers(rec.SamplesTs)
+	if r.p.DropOutliers && len(out) > 0 {
+		kept := make([]float64, 0, len(ns))
+		for i, v := range ns {
+			if !slices.Contains(out, i) {
+				kept = append(kept, v)
+			}
+		}
+		rec = rates(kept, r.tokens, r.p.Parallel)
+	}
+	r.mark(rec, ns, out)
+	return rec
+}
+
+// minOutlierReps is the fewest repetitions from which one can be called
+// an outlier: with fewer, the median and MAD are the samples themselves.
+const minOutlierReps = 5
+
+// outliers are the indices of the rates more than 3 robust sigmas (MAD)
+// from their median, with at least minOutlierReps repetitions.
+func outliers(ts []float64) []int {
+	if len(ts) < minOutlierReps {
+		return nil
+	}
+	med, mad := stats.Median(ts), stats.MAD(ts)
+	var out []int
+	for i, v := range ts {
+		if mad > 0 && math.Abs(v-med) > 3*mad {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// dragged says, from three repetitions on, when the slowest one pulls the
+// mean down by more than the 95% CI of the others' mean and by more than
+// dragFloor: one repetition, not the machine's rate, then sets the
+// figure. (Too few repetitions for a robust outlier still show one
+// slower by far; the floor keeps a few percent of run-to-run noise
+// between otherwise identical repetitions from being called one.)
+// dragFloor is the least drag called one: 5% of the mean.
+const dragFloor = 0.05
+
+func dragged(ts []float64) string {
+	if len(ts) < 3 {
+		return ""
+	}
+	slow := slices.Index(ts, slices.Min(ts))
+	rest := slices.Delete(slices.Clone(ts), slow, slow+1)
+	all, others := stats.Summarize(ts), stats.Summarize(rest)
+	drag := others.Mean - all.Mean
+	if drag <= max(others.CI95, dragFloor*others.Mean) {
+		return ""
+	}
+	return fmt.Sprintf("repetition %d (%.2f t/s) pulls the mean down %.1f%%, beyond the others' ±%.1f%%: rerun, or use -r auto", slow, ts[slow], 100*drag/others.Mean, 100*others.CI95/others.Mean)
+}
+
+// rates turns repetition times into llama-bench's figures and ours.
+func rates(ns []float64, tokens, parallel int) *record.Record {
+	r := &record.Record{}
+	r.SetRates(ns, tokens, parallel)
+	return r
+}
+
+// drift compares the decode rate of the last quarter of the steps with the
+// first quarter's, in percent (negative: slowing down, as a GPU that
+// throttles as it heats). Nil with too few steps to say.
+func drift(steps []float64) *float64 {
+	q := len(steps) / 4
+	if q < 4 {
+		return nil
+	}
+	var first, last float64
+	for i := 0; i < q; i++ {
+		first += steps[i]
+		last += steps[len(steps)-q+i]
+	}
+	d := 100 * (first/last - 1)
+	return &d
+}
