@@ -46,7 +46,14 @@ func withSwitchColumns(ps []param) []param {
 	i := slices.IndexFunc(ps, func(p param) bool { return p.head == "nkvo" }) + 1
 	var sw []param
 	for _, st := range point.Fields() {
-		sw = append(sw, param{st.Column, st.Default, func(r *record.Record) string { return st.Of(r.Switches) }})
+		// As llama-bench shows them: a switch 0 or 1.
+		show := func(sw point.Switches) string {
+			if b, ok := st.Typed(sw).(bool); ok {
+				return boolDigit(b)
+			}
+			return st.Of(sw)
+		}
+		sw = append(sw, param{st.Column, show(point.Switches{}), func(r *record.Record) string { return show(r.Switches) }})
 	}
 	return slices.Insert(ps, i, sw...)
 }
