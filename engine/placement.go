@@ -37,6 +37,7 @@ func (a *cAlloc) free() {
 // each device's share, and the tensor overrides with their buffer types
 // by name. Names that match nothing are errors that list what there is.
 func place(p *C.struct_llama_model_params, pl point.Placement, mem *cAlloc) error {
+	p.no_host = C.bool(pl.NoHost)
 	if devs := point.ParseDevices(pl.Devices); devs != nil {
 		arr := (*[1 << 10]C.ggml_backend_dev_t)(mem.add(C.calloc(C.size_t(len(devs)+1), C.size_t(unsafe.Sizeof(C.ggml_backend_dev_t(nil))))))
 		for i, name := range devs {

@@ -13,7 +13,9 @@ import (
 // entry in Settings (Field, and the record's value from Get) and its
 // effect in engine: the point, its key, the model's options, the record
 // and the report's files and tables all take it from here.
-type Switches struct{}
+type Switches struct {
+	NoHost bool `json:"no_host"` // bypass the host buffer, so that extra buffer types (repacked weights) can be used
+}
 
 // Kind is how a setting's value is written on the command line.
 type Kind int
@@ -82,32 +84,42 @@ var Settings = []Setting{
 		Usage: "prompt tokens of the pp tests; 0: none (default 512)", Set: func(p *Point, v string) { p.NPrompt = atoi(v) }},
 	{Key: "n_gen", Flag: "n-gen", Aliases: []string{"n"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "128",
 		Usage: "generated tokens of the tg tests; 0: none (default 128)", Set: func(p *Point, v string) { p.NGen = atoi(v) }},
-	{Key: "n_depth", Flag: "n-depth", Aliases: []string{"d"}, Kind: List, Ints: true, Min: 0, Max: MaxDepth, Default: "0", Nest: 10,
+	{Key: "n_depth", Flag: "n-depth", Aliases: []string{"d"}, Kind: List, Ints: true, Min: 0, Max: MaxDepth, Default: "0", Nest: 100,
 		Usage: "tokens already in the KV cache (default 0)", Set: func(p *Point, v string) { p.NDepth = atoi(v) }},
-	{Key: "parallel", Flag: "parallel", Aliases: []string{"np"}, Kind: List, Ints: true, Min: 1, Max: MaxParallel, Default: "1", Nest: 12,
+	{Key: "parallel", Flag: "parallel", Aliases: []string{"np"}, Kind: List, Ints: true, Min: 1, Max: MaxParallel, Default: "1", Nest: 120,
 		Usage: "sequences decoding together (default 1)", Set: func(p *Point, v string) { p.Parallel = atoi(v) }},
-	{Key: "n_batch", Flag: "batch-size", Aliases: []string{"b"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "2048", Nest: 4,
+	{Key: "n_batch", Flag: "batch-size", Aliases: []string{"b"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "2048", Nest: 40,
 		Usage: "logical batch (default 2048)", Set: func(p *Point, v string) { p.NBatch = atoi(v) }},
-	{Key: "n_ubatch", Flag: "ubatch-size", Aliases: []string{"ub"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "512", Nest: 5,
+	{Key: "n_ubatch", Flag: "ubatch-size", Aliases: []string{"ub"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "512", Nest: 50,
 		Usage: "physical batch (default 512)", Set: func(p *Point, v string) { p.NUBatch = atoi(v) }},
-	{Key: "threads", Flag: "threads", Aliases: []string{"t"}, Kind: List, Ints: true, Min: 1, Max: MaxThreads, Nest: 9,
+	{Key: "threads", Flag: "threads", Aliases: []string{"t"}, Kind: List, Ints: true, Min: 1, Max: MaxThreads, Nest: 90,
 		Usage: "CPU threads (default: the physical cores)", Set: func(p *Point, v string) { p.Threads = atoi(v) }},
-	{Key: "n_gpu_layers", Flag: "n-gpu-layers", Aliases: []string{"ngl"}, Kind: List, Ints: true, Min: -1, Max: 1 << 16, Default: "-1", Nest: 2,
+	{Key: "n_gpu_layers", Flag: "n-gpu-layers", Aliases: []string{"ngl"}, Kind: List, Ints: true, Min: -1, Max: 1 << 16, Default: "-1", Nest: 20,
 		Usage: "layers on the GPU; -1: all (default -1)", Set: func(p *Point, v string) { p.NGPULayers = atoi(v) }},
-	{Key: "flash_attn", Flag: "flash-attn", Aliases: []string{"fa"}, Kind: List, Default: "auto", Nest: 8,
+	{Key: "flash_attn", Flag: "flash-attn", Aliases: []string{"fa"}, Kind: List, Default: "auto", Nest: 80,
 		Usage: "flash attention: on, off, auto (default auto)",
 		Parse: func(v string) (string, error) { _, err := ParseFlashAttn(v); return strings.ToLower(v), err },
 		Set:   func(p *Point, v string) { p.FlashAttn, _ = ParseFlashAttn(v) }},
-	{Key: "cache_type_k", Flag: "cache-type-k", Aliases: []string{"ctk"}, Kind: List, Default: "f16", Nest: 6,
+	{Key: "cache_type_k", Flag: "cache-type-k", Aliases: []string{"ctk"}, Kind: List, Default: "f16", Nest: 60,
 		Usage: "K cache type: f16, bf16, f32, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl (default f16)",
 		Parse: ParseKVType, Set: func(p *Point, v string) { p.TypeK = v }},
-	{Key: "cache_type_v", Flag: "cache-type-v", Aliases: []string{"ctv"}, Kind: List, Default: "f16", Nest: 7,
+	{Key: "cache_type_v", Flag: "cache-type-v", Aliases: []string{"ctv"}, Kind: List, Default: "f16", Nest: 70,
 		Usage: "V cache type; quantized needs -fa on (default f16)",
 		Parse: ParseKVType, Set: func(p *Point, v string) { p.TypeV = v }},
-	{Key: "n_cpu_moe", Flag: "n-cpu-moe", Aliases: []string{"ncmoe"}, Kind: List, Ints: true, Min: 0, Max: 4096, Default: "0", Nest: 3,
+	{Key: "n_cpu_moe", Flag: "n-cpu-moe", Aliases: []string{"ncmoe"}, Kind: List, Ints: true, Min: 0, Max: 4096, Default: "0", Nest: 30,
 		Usage: "keep the MoE experts of the first N layers on the CPU (default 0)", KeyName: "ncmoe",
 		Set: func(p *Point, v string) { p.NCPUMoE = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NCPUMoE) }},
-	{Key: "poll", Flag: "poll", Kind: List, Ints: true, Words: map[string]string{NoPool: "-1"}, Default: "50", Nest: 11,
+	{Key: "no_host", Flag: "no-host", Kind: List, Default: "false", Nest: 35, Field: "no_host", Column: "noh", KeyName: "noh",
+		Usage: "bypass the host buffer so that extra buffer types (repacked weights) can be used: 0, 1 (default 0)",
+		Parse: func(v string) (string, error) {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return "", SyntaxError{fmt.Errorf("%q: give 0 or 1", v)}
+			}
+			return strconv.FormatBool(b), nil
+		},
+		Set: func(p *Point, v string) { p.NoHost = v == "true" }, Get: func(p *Point) string { return strconv.FormatBool(p.NoHost) }},
+	{Key: "poll", Flag: "poll", Kind: List, Ints: true, Words: map[string]string{NoPool: "-1"}, Default: "50", Nest: 110,
 		Usage: "thread pool busy-wait 0-100; -1 or none: no pool (default 50)", KeyName: "poll",
 		Parse: func(v string) (string, error) {
 			if v == NoPool {
@@ -379,7 +391,7 @@ func knobText(p *Point, escape func(string) string) string {
 
 // knobOrder is the order knobs are written in a key (the order keys of
 // older files have).
-var knobOrder = []string{"dev", "ts", "ot", "ncmoe", "poll", "C", "strict", "prio", "nkvo"}
+var knobOrder = []string{"dev", "ts", "ot", "ncmoe", "poll", "C", "strict", "prio", "nkvo", "noh"}
 
 func knobByName(name string) *Setting {
 	for i := range Settings {

@@ -66,7 +66,7 @@ func TestSwitchesFieldsAreSettings(t *testing.T) {
 // its default is not written (keys of older files still match).
 func TestKnobsInKeys(t *testing.T) {
 	values := map[string]string{"dev": "none", "ts": "3/1", "ot": "exps=CPU|x", "ncmoe": "4", "poll": "none", "C": "0xF",
-		"strict": "true", "prio": "2", "nkvo": "true"}
+		"strict": "true", "prio": "2", "nkvo": "true", "noh": "true"}
 	p := Point{Model: "m", NPrompt: 1, NBatch: 1, NUBatch: 1, Threads: 1, Parallel: 1}
 	plain := p.Key().String()
 	for _, s := range Settings {
