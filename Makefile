@@ -57,7 +57,7 @@ export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS) $(QUIET)
 ARM64_BIN   ?= bin/arm64/tokbench
 ARM64_FLAGS ?= -O3 -march=armv8.2-a+dotprod+fp16
 
-.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-roofline bench-moe bench-quality cuda vulkan gpu-bundle clean env
+.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-split bench-roofline bench-moe bench-quality cuda vulkan gpu-bundle clean env
 
 all: build
 
@@ -131,6 +131,12 @@ bench: build
 # A depth sweep against the same points run one by one (bench/sweepbench).
 bench-sweep: build
 	scripts/bench-sweep.sh
+
+# What the step's split costs: run's wall time by default against
+# --no-kernels (target: at most 1.5x), a sweep's kernel timing against
+# its measuring (target: at most 0.5).
+bench-split: build
+	scripts/bench-split.sh
 
 # The sampler's cost: tg/pp t/s with telemetry at 20 Hz against without.
 bench-telemetry: build

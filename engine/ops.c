@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
@@ -146,9 +149,14 @@ static void tb_build(struct ggml_context *data, struct ggml_context *ops, struct
             for (int64_t j = 1; j < d; j++) out = ggml_add(ops, out, ggml_view_2d(ops, y, b, n, y->nb[2], (size_t)j * y->nb[1]));
             break;
         }
-        case TB_OP_GET_ROWS:
-            out = ggml_get_rows(ops, ggml_new_tensor_2d(data, ty, a, b), ggml_new_tensor_1d(data, GGML_TYPE_I32, n));
+        case TB_OP_GET_ROWS: {
+            // The n rows looked up are all the op reads: a table of them
+            // costs the same to look up as the whole vocabulary's, which
+            // would take a large model's fill seconds.
+            int64_t rows = n < b ? (n > 0 ? n : 1) : b;
+            out = ggml_get_rows(ops, ggml_new_tensor_2d(data, ty, a, rows), ggml_new_tensor_1d(data, GGML_TYPE_I32, n));
             break;
+        }
         case TB_OP_ATTN: {
             struct ggml_tensor *q = ggml_new_tensor_3d(data, GGML_TYPE_F32, a, n, b);
             struct ggml_tensor *k = ggml_new_tensor_3d(data, ty, a, c, d);
@@ -190,9 +198,60 @@ static void tb_build(struct ggml_context *data, struct ggml_context *ops, struct
     }
 }
 
+void tb_keep_freed_memory(int keep) {
+#if defined(__GLIBC__)
+    // Ops timed one after another each allocate and fill their tensors:
+    // from memory the process already touched, a fill is a copy; from
+    // fresh pages it is a page fault every 4 KiB, which on a VM costs a
+    // hundred times the copy. While ops are timed their blocks come from
+    // the heap and stay there when freed, for the next ops (the next
+    // test's too); after, allocations are as before (large ones mapped:
+    // the measured contexts' are not changed), and tb_give_back_memory
+    // returns what the heap kept.
+    mallopt(M_MMAP_MAX, keep ? 0 : 65536); // 0: no block is mapped
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#else
+    (void)keep;
+#endif
+}
+
+void tb_give_back_memory(void) {
+#if defined(__GLIBC__)
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+    malloc_trim(0);
+#else
+    (void)keep;
+#endif
+}
+
 static int cmp_double(const void *x, const void *y) {
     double a = *(const double *)x, b = *(const double *)y;
     return (a > b) - (a < b);
+}
+
+// tb_tight is the spread of runs (max - min over their median) from
+// which an op's timing is taken as settled.
+static const double tb_tight = 0.05;
+
+// tb_settle_ns is how long runs that keep disagreeing are taken past the
+// fifth: short ops still get up to iters.
+static const int64_t tb_settle_ns = 25000000;
+
+// tb_brief_ns: runs that agree end the timing early only once this much
+// time has passed, so that an op of microseconds, which one preemption
+// of a thread makes a thousand times slower, gets all of iters.
+static const int64_t tb_brief_ns = 2000000;
+
+// tb_spread is (max - min) / median of n runs (from five on, without
+// the fastest and the slowest), in a copy.
+static double tb_spread(const double *runs, int n) {
+    double s[64];
+    if (n > 64) n = 64;
+    memcpy(s, runs, sizeof(double) * (size_t)n);
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    double med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    int lo = n >= 5 ? 1 : 0, hi = n >= 5 ? n - 2 : n - 1;
+    return med > 0 ? (s[hi] - s[lo]) / med : 1;
 }
 
 double tb_time_ops(int dev, int threads, const tb_op *ops, int n_ops, int iters, int64_t budget_ns) {
@@ -245,6 +304,19 @@ double tb_time_ops(int dev, int threads, const tb_op *ops, int n_ops, int iters,
         if (ggml_backend_graph_compute(be, g) != GGML_STATUS_SUCCESS) goto done;
         ggml_backend_synchronize(be);
         runs[done_iters] = (double)(tb_now_ns() - t0) / 1e9;
+        // Enough once the runs agree: from three on, all within
+        // tb_tight of their median, or from five on, all but the fastest
+        // and the slowest (more runs would not move the median).
+        if (done_iters + 1 >= 3 && tb_now_ns() - start >= tb_brief_ns && tb_spread(runs, done_iters + 1) <= tb_tight) {
+            done_iters++;
+            break;
+        }
+        // Runs that take a while and still disagree (a noisy machine):
+        // five of them say as much as more would.
+        if (done_iters + 1 >= 5 && tb_now_ns() - start >= tb_settle_ns) {
+            done_iters++;
+            break;
+        }
     }
     qsort(runs, (size_t)done_iters, sizeof(double), cmp_double);
     secs = done_iters % 2 ? runs[done_iters / 2] : (runs[done_iters / 2 - 1] + runs[done_iters / 2]) / 2;

@@ -7,6 +7,8 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -28,8 +30,9 @@ type OpCopies struct {
 
 // TimeOps builds one graph of ops on device dev (an index of Devices),
 // each op Copies times on tensors of its own, and returns the median
-// seconds of up to iters runs after a warm-up: fewer once budget has
-// passed, at least one.
+// seconds of up to iters runs after a warm-up: fewer once three or more
+// agree within 5% of their median (more would not move it), or once
+// budget has passed (at least one).
 func TimeOps(dev, threads int, ops []OpCopies, iters int, budget time.Duration) (float64, error) {
 	if len(ops) == 0 || iters < 1 {
 		return 0, fmt.Errorf("time ops: nothing to time")
@@ -43,13 +46,56 @@ func TimeOps(dev, threads int, ops []OpCopies, iters int, budget time.Duration) 
 		cops[i] = C.tb_op{kind: C.int32_t(o.Kind), _type: C.int32_t(t), type2: C.int32_t(t2),
 			a: C.int64_t(o.A), b: C.int64_t(o.B), c: C.int64_t(o.C), d: C.int64_t(o.D), e: C.int64_t(o.E), n: C.int64_t(o.N), copies: C.int32_t(o.Copies)}
 	}
-	clearError()
-	s := float64(C.tb_time_ops(C.int(dev), C.int(threads), (*C.tb_op)(unsafe.Pointer(&cops[0])), C.int(len(cops)), C.int(iters), C.int64_t(budget)))
+	var s float64
+	var why string
+	onTimingThread(func() {
+		clearError()
+		s = float64(C.tb_time_ops(C.int(dev), C.int(threads), (*C.tb_op)(unsafe.Pointer(&cops[0])), C.int(len(cops)), C.int(iters), C.int64_t(budget)))
+		if s < 0 {
+			why = orUnknown(lastError())
+		}
+	})
 	if s < 0 {
-		return 0, fmt.Errorf("time %s on device %d: %s", ops[0].Name, dev, orUnknown(lastError()))
+		return 0, fmt.Errorf("time %s on device %d: %s", ops[0].Name, dev, why)
 	}
 	return s, nil
 }
+
+// KeepFreedMemory makes the memory timed ops allocate stay in the heap
+// when freed, for the next ops (a fresh page costs a page fault to fill,
+// on a VM a hundred times the copy), until the function it returns; what
+// the heap kept is given back by GiveBackMemory.
+func KeepFreedMemory() (done func()) {
+	C.tb_keep_freed_memory(1)
+	return func() { C.tb_keep_freed_memory(0) }
+}
+
+// timing is the one thread ops are timed on, for the process's life: a
+// thread's frees serve its own heap (glibc's arena) only, so ops timed on
+// whichever thread Go picks would each fill fresh pages.
+var timing struct {
+	once sync.Once
+	work chan func()
+}
+
+// onTimingThread runs f on the timing thread and waits for it.
+func onTimingThread(f func()) {
+	timing.once.Do(func() {
+		timing.work = make(chan func())
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread is the timing's
+			for f := range timing.work {
+				f()
+			}
+		}()
+	})
+	done := make(chan struct{})
+	timing.work <- func() { f(); close(done) }
+	<-done
+}
+
+// GiveBackMemory returns to the system what KeepFreedMemory's heap kept.
+func GiveBackMemory() { C.tb_give_back_memory() }
 
 // opTypes are an op's ggml types (F32 where it has none).
 func opTypes(o roofline.Op) (gguf.GGMLType, gguf.GGMLType, error) {

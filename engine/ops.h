@@ -29,7 +29,14 @@ typedef struct {
 
 // tb_time_ops builds one graph with every op of ops (each copies times,
 // on tensors of its own), runs it once to warm up, then up to iters times
-// (fewer once budget_ns has passed: at least once), and returns the
-// median seconds (< 0: failed). threads sets the CPU backend's threads.
+// (fewer once three or more runs agree within 5% of their median, or once
+// budget_ns has passed: at least once), and returns the median seconds
+// (< 0: failed). threads sets the CPU backend's threads.
 double tb_time_ops(int dev, int threads, const tb_op *ops, int n_ops, int iters, int64_t budget_ns);
+// tb_keep_freed_memory (1) makes what ops allocate come from the heap and
+// stay there when freed, for the next ops to reuse; (0) large allocations
+// are mapped again, the heap keeping what it has until
+// tb_give_back_memory.
+void tb_keep_freed_memory(int keep);
+void tb_give_back_memory(void);
 #endif

@@ -100,8 +100,21 @@ int64_t tb_prof_mark(tb_prof *p) {
     return p->last_ns;
 }
 
+static bool tb_is_weight_op(const struct ggml_tensor *t) {
+    return (t->op == GGML_OP_MUL_MAT || t->op == GGML_OP_MUL_MAT_ID || t->op == GGML_OP_GET_ROWS) && t->src[0];
+}
+
 bool tb_prof_cb(struct ggml_tensor *t, bool ask, void *user_data) {
     tb_prof *p = user_data;
+    if (p->mode == 0) return false;
+    bool result = strcmp(t->name, "result_output") == 0;
+    if (ask && p->mode == 1) {
+        // Where the weights live needs no data: seen as they are asked.
+        if (tb_is_weight_op(t)) tb_place_weight(p, t->src[0], t->op == GGML_OP_MUL_MAT_ID);
+        bool topk = p->n_expert > 0 && strncmp(t->name, "ffn_moe_topk", 12) == 0;
+        if (p->in_step && !result && !topk) return false;
+    }
+    if (!ask && result) p->results++;
     int64_t now = tb_now_ns();
     if (ask) {
         // The scheduler is about to compute up to t: what passed since
@@ -123,7 +136,7 @@ bool tb_prof_cb(struct ggml_tensor *t, bool ask, void *user_data) {
         nt->ns = now - p->last_ns;
     }
     p->last_ns = now;
-    if ((t->op == GGML_OP_MUL_MAT || t->op == GGML_OP_MUL_MAT_ID || t->op == GGML_OP_GET_ROWS) && t->src[0]) {
+    if (tb_is_weight_op(t)) {
         tb_place_weight(p, t->src[0], t->op == GGML_OP_MUL_MAT_ID);
         p->last_ns = tb_now_ns();
     }

@@ -113,10 +113,12 @@ func (x ExpertCount) HotShare() float64 {
 // model is a few thousand).
 const maxProfiledNodes = 1 << 20
 
-// NewProfiledContext is a context whose every graph node is observed:
-// llama.cpp then computes and synchronizes node by node, which makes its
-// steps slower than an unprofiled context's. Its thread pool (newContext's,
-// as for every context) is kept across the nodes.
+// NewProfiledContext is a context whose graph nodes can be observed
+// (ProfileSteps, ProfilePrefill): while they are, llama.cpp computes and
+// synchronizes node by node, which makes those steps slower than an
+// unprofiled context's; its other steps run as an unprofiled context's
+// (the callback asks for no node). Its thread pool (newContext's, as for
+// every context) is kept across the nodes.
 func (md *Model) NewProfiledContext(o ContextOptions) (*Context, error) {
 	prof := C.tb_prof_new(maxProfiledNodes, C.int32_t(md.Meta.NExpert))
 	if prof == nil {
@@ -134,24 +136,46 @@ func (md *Model) NewProfiledContext(o ContextOptions) (*Context, error) {
 	return c, nil
 }
 
+// How steps are observed: every node (a profile), or only what the time
+// outside the nodes and a mixture's routing need, at about a step's cost.
+const (
+	everyNode = 2
+	outside   = 1
+)
+
 // ProfileSteps runs n decode steps of nSeq sequences from position pos,
 // observing every node, and returns their profile.
 func (c *Context) ProfileSteps(nSeq, pos, n int) (*StepProfile, error) {
-	return c.profile(n, func(i int) error { return c.Step(nSeq, pos+i, nil) })
+	return c.profile(everyNode, n, func(i int) error { return c.Step(nSeq, pos+i, nil) })
 }
 
 // ProfilePrefill prefills nTokens tokens into nSeq sequences from pos,
 // observing every node, and returns its profile (one step per ubatch is
 // not told apart: Steps is 1).
 func (c *Context) ProfilePrefill(nSeq, nTokens, pos int) (*StepProfile, error) {
-	return c.profile(1, func(int) error { return c.Prefill(nSeq, nTokens, pos) })
+	return c.profile(everyNode, 1, func(int) error { return c.Prefill(nSeq, nTokens, pos) })
 }
 
-func (c *Context) profile(n int, step func(i int) error) (*StepProfile, error) {
+// ObserveSteps is ProfileSteps observing only each step's first node, its
+// result and a mixture's routing (the rest computed together, as in an
+// unobserved step): the time outside the nodes (BuildNs, TailNs), the
+// experts routed to and where the weights live, not the nodes' times.
+func (c *Context) ObserveSteps(nSeq, pos, n int) (*StepProfile, error) {
+	return c.profile(outside, n, func(i int) error { return c.Step(nSeq, pos+i, nil) })
+}
+
+// ObservePrefill is ProfilePrefill observed as ObserveSteps observes.
+func (c *Context) ObservePrefill(nSeq, nTokens, pos int) (*StepProfile, error) {
+	return c.profile(outside, 1, func(int) error { return c.Prefill(nSeq, nTokens, pos) })
+}
+
+func (c *Context) profile(mode, n int, step func(i int) error) (*StepProfile, error) {
 	if c.prof == nil {
 		return nil, fmt.Errorf("profile: the context was not made for profiling")
 	}
 	p := c.prof
+	p.mode, p.results = C.int32_t(mode), 0
+	defer func() { p.mode = 0 }()
 	p.n, p.build_ns, p.between_ns = 0, 0, 0
 	p.moe_nodes, p.moe_distinct, p.moe_tokens, p.moe_uniform = 0, 0, 0, 0
 	p.moe_short_nodes, p.moe_short_distinct = 0, 0
@@ -167,6 +191,11 @@ func (c *Context) profile(n int, step func(i int) error) (*StepProfile, error) {
 		end := C.tb_now_ns()
 		sp.TailNs += int64(end - p.last_ns)
 		sp.StepNs += int64(end - t0)
+	}
+	if mode == outside && int(p.results) < n {
+		// The step's end was not seen: what came after its last node
+		// cannot be told from the nodes computed together before it.
+		return nil, fmt.Errorf("observe: %d of %d steps had no result_output node to end them", n-int(p.results), n)
 	}
 	sp.BuildNs, sp.BetweenNs = int64(p.build_ns), int64(p.between_ns)
 	if p.n_expert > 0 {

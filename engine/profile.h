@@ -26,6 +26,14 @@ typedef struct {
 // (cb_eval) observes every node, which makes the scheduler compute and
 // synchronize node by node. Gaps between nodes are kept apart from them.
 typedef struct {
+    // mode: 0, the callback asks for no node and the scheduler computes
+    // as without it (a context made observable keeps its steps as they
+    // are until they are observed); 1 (light), it asks for a step's first
+    // node, its result (result_output) and a mixture's routing, so that
+    // the rest is computed together: the time outside the nodes and the
+    // routing at about a step's cost; 2 (full), every node.
+    int32_t mode;
+    int32_t results; // result nodes seen (light)
     tb_node_time *nodes;
     int32_t n, cap;
     int64_t last_ns;

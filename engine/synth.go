@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/tokbench/tokbench/gguf"
+	"github.com/tokbench/tokbench/internal/halt"
 	"github.com/tokbench/tokbench/internal/preset"
 )
 
@@ -100,8 +101,11 @@ func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 		if err := checkDisk(path, f16+int64(float64(s.Params())*gguf.ApproxBPW(name)/8), "synth "+s.Name+" "+name); err != nil {
 			return err
 		}
-		tmp := path + ".f16.tmp"
-		defer os.Remove(tmp)
+		tmp, done, err := tempBeside(path)
+		if err != nil {
+			return fmt.Errorf("synth: %w", err)
+		}
+		defer done()
 		o2 := o
 		o2.Type = "f16"
 		if err := Synthesize(s, tmp, o2); err != nil {
@@ -147,15 +151,23 @@ func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 	meta := make([]byte, int(C.gguf_get_meta_size(g)))
 	C.gguf_get_meta_data(g, unsafe.Pointer(&meta[0]))
 
-	part := path + ".part"
-	f, err := os.Create(part)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	// Written under a name of this process's own, renamed when whole:
+	// two processes making one model never share a file, and a failure
+	// or a signal leaves nothing under path.
+	part, done, err := tempBeside(path)
 	if err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
-	defer func() {
-		f.Close()
-		os.Remove(part)
-	}()
+	defer done()
+	defer halt.AtOnce()()
+	f, err := os.OpenFile(part, os.O_RDWR|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	defer f.Close()
 	if _, err := f.Write(meta); err != nil {
 		return fmt.Errorf("synth: write %s: %w", part, err)
 	}
@@ -170,9 +182,6 @@ func Synthesize(s preset.Shape, path string, o SynthOptions) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("synth: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
 	}
 	return os.Rename(part, path)
 }

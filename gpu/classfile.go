@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/tokbench/tokbench/internal/safefile"
 )
 
 // ClassFile is where a hardware class's JSON file lives in dir: probes and
@@ -22,12 +24,10 @@ func SaveClass(dir, class string, v any) (string, error) {
 		return "", err
 	}
 	p := ClassFile(dir, class)
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		os.Remove(tmp) // a full disk leaves no half-written file behind
+	if err := safefile.Write(p, append(b, '\n'), 0o644); err != nil {
 		return "", fmt.Errorf("%w: free space there, or give another folder", err)
 	}
-	return p, os.Rename(tmp, p)
+	return p, nil
 }
 
 // LoadClass reads dir/CLASS.json into v; found is false when there is no

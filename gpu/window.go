@@ -1,5 +1,10 @@
 package gpu
 
+import (
+	"cmp"
+	"slices"
+)
+
 // Stat is the mean and maximum of a metric over a window.
 type Stat struct {
 	Mean float64 `json:"mean"`
@@ -60,8 +65,16 @@ func summarizeDevice(dev int8, smps []Sample, a, b int64) DeviceWindow {
 	var sum, mx [numMetrics]float64
 	var cnt [numMetrics]int
 	var reasons uint64
+	inside := func(s Sample) bool { return s.T >= a && s.T <= b }
+	if !slices.ContainsFunc(smps, inside) && len(smps) > 0 {
+		// A window shorter than the sampling period (a short test, the
+		// host read at 2 Hz) takes the reading nearest its middle.
+		mid := (a + b) / 2
+		near := slices.MinFunc(smps, func(x, y Sample) int { return cmp.Compare(abs(x.T-mid), abs(y.T-mid)) })
+		inside = func(s Sample) bool { return s.T == near.T }
+	}
 	for _, s := range smps {
-		if s.T < a || s.T > b {
+		if !inside(s) {
 			continue
 		}
 		dw.Samples++
@@ -129,4 +142,11 @@ func energy(smps []Sample, a, b int64) (float64, bool) {
 		return 0, false
 	}
 	return (eb - ea) / 1000, true
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// parseInts reads an integer axis as llama-bench writes one: a comma list
+// ParseInts reads an integer axis as llama-bench writes one: a comma list
 // whose items are numbers or ranges: "a-b" (step 1), "a-b+s" (step s),
 // "a-b*m" (times m; from 0 it gives 0, then 1, m, m², ...).
-func parseInts(s string) ([]int, error) {
+func ParseInts(s string) ([]int, error) {
 	var out []int
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)

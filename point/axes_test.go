@@ -17,13 +17,13 @@ func TestParseInts(t *testing.T) {
 		"0, 2-4":     {0, 2, 3, 4},
 	}
 	for in, want := range good {
-		got, err := parseInts(in)
+		got, err := ParseInts(in)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("ParseInts(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "a", "1,,2", "8-1", "1-8*1", "1-8+0", "1-x", "0-100000000+1"} {
-		if _, err := parseInts(bad); err == nil {
+		if _, err := ParseInts(bad); err == nil {
 			t.Errorf("ParseInts(%q) accepted", bad)
 		}
 	}

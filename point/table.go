@@ -325,7 +325,7 @@ func (s *Setting) Items(text string) ([]string, error) {
 			parts[i] = n
 		}
 	}
-	vals, err := parseInts(strings.Join(parts, ","))
+	vals, err := ParseInts(strings.Join(parts, ","))
 	if err != nil {
 		return nil, SyntaxError{err}
 	}

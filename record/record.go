@@ -11,6 +11,8 @@
 package record
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/tokbench/tokbench/gpu"
@@ -157,9 +159,18 @@ type Result struct {
 	MedianTs     float64 `json:"median_ts"`
 	MinTs        float64 `json:"min_ts"`
 	MaxTs        float64 `json:"max_ts"`
-	CI95Ts       float64 `json:"ci95_ts"`
-	CV           float64 `json:"cv"`
-	AvgTsPerSeq  float64 `json:"avg_ts_per_seq"`
+	// CI95Ts is the half-width of the 95% interval around the mean that
+	// a rerun's mean (another process, same settings, same machine)
+	// falls in: the repetitions' own interval (CI95RepsTs, Student's t)
+	// and the spread between processes (ProcessCV, a fraction of the
+	// mean, estimated as CIBasis says), both for this run and the
+	// rerun. Two runs whose means differ by more differ in fact.
+	CI95Ts      float64 `json:"ci95_ts"`
+	CI95RepsTs  float64 `json:"ci95_reps_ts"`
+	ProcessCV   float64 `json:"process_cv"`
+	CIBasis     string  `json:"ci_basis,omitempty"`
+	CV          float64 `json:"cv"`
+	AvgTsPerSeq float64 `json:"avg_ts_per_seq"`
 	// With adaptive repetitions (-r auto): the 95% CI half-width of the
 	// mean t/s aimed at, as a fraction of the mean, and whether the
 	// repetitions reached it before the limit on their count or time.
@@ -244,4 +255,22 @@ func (r *Record) Name() string {
 		return r.ModelID
 	}
 	return r.ModelFile
+}
+
+// Writable is r as it can be written: a record holding a figure JSON
+// cannot (an infinity or NaN, from a cached figure out of range) is a
+// failed test saying so, its figures dropped, never a record silently
+// lost.
+func Writable(r Record) Record {
+	_, err := json.Marshal(r)
+	if err == nil {
+		return r
+	}
+	w := Record{Key: r.Key, ModelID: r.ModelID, Test: r.Test, Round: r.Round, Rounds: r.Rounds, SpecSHA256: r.SpecSHA256, Shard: r.Shard,
+		Build: r.Build, Machine: r.Machine, Model: r.Model, Settings: r.Settings, Status: StatusFailed,
+		Reason: fmt.Sprintf("its figures cannot be written (%v): a figure out of range, most likely from a cache (run tokbench probe again; remove the cache's kernels/ folder)", err)}
+	if _, err := json.Marshal(w); err != nil {
+		w = Record{Key: r.Key, ModelID: r.ModelID, Test: r.Test, Status: StatusFailed, Reason: w.Reason}
+	}
+	return w
 }

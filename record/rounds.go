@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/tokbench/tokbench/host"
@@ -21,8 +22,33 @@ func (r *Result) SetRates(ns []float64, tokens, parallel int) {
 	tn, tt := stats.Summarize(ns), stats.Summarize(r.SamplesTs)
 	r.AvgNs, r.StddevNs = uint64(tn.Mean), uint64(tn.Stddev)
 	r.AvgTs, r.StddevTs = tt.Mean, tt.Stddev
-	r.MedianTs, r.MinTs, r.MaxTs, r.CI95Ts, r.CV = tt.Median, tt.Min, tt.Max, tt.CI95, tt.CV
+	r.MedianTs, r.MinTs, r.MaxTs, r.CI95RepsTs, r.CV = tt.Median, tt.Min, tt.Max, tt.CI95, tt.CV
 	r.AvgTsPerSeq = tt.Mean / float64(max(parallel, 1))
+	r.CoverReruns(r.ProcessCV, r.CIBasis)
+}
+
+// MaxCV is the spread of a test's repetitions (stddev over mean) above
+// which its mean is flagged as unsteady, however few they are.
+const MaxCV = 0.05
+
+// Unsteady says, when the repetitions spread more than MaxCV, how much
+// and what to do; "" otherwise.
+func (r *Result) Unsteady() string {
+	if r.CV <= MaxCV || len(r.SamplesTs) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("its %d repetitions vary by %.0f%% (CV): the mean is unsteady; raise -r (or -r auto), stop other work on the machine, or repeat it (sweep --rounds)",
+		len(r.SamplesTs), 100*r.CV)
+}
+
+// CoverReruns sets the interval a rerun's mean falls in from the
+// repetitions' interval and the spread between processes (cv, a
+// fraction of the mean): both this run's mean and the rerun's carry
+// both, hence the square root of 2.
+func (r *Result) CoverReruns(cv float64, basis string) {
+	r.ProcessCV, r.CIBasis = cv, basis
+	between := 1.96 * cv * r.AvgTs
+	r.CI95Ts = math.Sqrt2 * math.Hypot(r.CI95RepsTs, between)
 }
 
 // MergeRounds merges the records of one point's rounds (in round order)
@@ -59,7 +85,7 @@ func MergeRounds(rounds []Record) Record {
 		m.TTFT = stats.Latencies(ns)
 	}
 	if m.CITargetMet != nil {
-		met := m.CI95Ts <= m.CITarget*m.AvgTs
+		met := m.CI95RepsTs <= m.CITarget*m.AvgTs
 		m.CITargetMet = &met
 	}
 	if m.Noise != nil {
@@ -67,6 +93,9 @@ func MergeRounds(rounds []Record) Record {
 		// warnings: a merged record is only as quiet as its noisiest round.
 		n := *m.Noise
 		n.OtherCPUPct, n.StealPct, n.ThrottleEvents = worst.OtherCPUPct, worst.StealPct, worst.ThrottleEvents
+		if w := m.Unsteady(); w != "" {
+			noise = append(noise, w)
+		}
 		n.Warnings, n.Quiet, n.Outliers = noise, len(noise) == 0, nil
 		m.Noise = &n
 	}

@@ -19,21 +19,26 @@ func decompCharts(recs []record.Record) []chart {
 		out = append(out, c)
 	}
 	var labels []string
-	var parts [3][]float64
+	var parts [4][]float64
 	for i := range recs {
 		d := decompOf(&recs[i])
 		if d == nil {
 			continue
 		}
-		hw := math.Min(d.HardwareShare, d.KernelShare)
-		labels = append(labels, label(&recs[i])+" "+recs[i].Test)
-		parts[0] = append(parts[0], 100*hw)
-		parts[1] = append(parts[1], 100*math.Max(math.Min(d.KernelShare, 1)-hw, 0))
-		parts[2] = append(parts[2], 100*d.OverheadShare)
+		// The verdict's own figures: a split that does not add up is
+		// drawn, and labelled, as not vouched for.
+		l := label(&recs[i]) + " " + recs[i].Test
+		if d.Unvouched != "" {
+			l += " (" + roofline.Unvouched + ")"
+		}
+		labels = append(labels, l)
+		for j, v := range d.Parts() {
+			parts[j] = append(parts[j], 100*v)
+		}
 	}
 	if len(labels) > 0 {
 		t := "Where a step's time goes (% of the measured step)"
-		names := []string{"hardware (bytes and FLOPs at peak)", "kernels beyond the hardware", "software (outside the kernels)"}
+		names := []string{"hardware (bytes and FLOPs at peak)", "kernels beyond the hardware", "kernels slower in the step than alone", "software (outside the graph's nodes)"}
 		out = append(out, chart{t, func(sa bool) string { return stackedBars(t, "% of the step", labels, parts[:], names, sa) }})
 	}
 	return out
@@ -154,7 +159,7 @@ var decompColumns = []column{
 	}},
 	{"sw ms/step", true, func(r *record.Record) string {
 		if d := decompOf(r); d != nil {
-			return fmt.Sprintf("%.2f", d.OverheadMs)
+			return fmt.Sprintf("%.2f", d.SoftwareMs)
 		}
 		return "-"
 	}},

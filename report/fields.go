@@ -186,7 +186,7 @@ func latF(l *stats.Latency, p int) string {
 // CSV writes one row per record with a header: llama-bench's fields
 // first, as its -o csv writes them (booleans 0 or 1), then tokbench's.
 func CSV(w io.Writer, recs []record.Record) error {
-	cw := csv.NewWriter(w)
+	cw := csvWriter{csv.NewWriter(w)}
 	var head []string
 	for _, f := range LlamaBenchFields {
 		head = append(head, f.name)

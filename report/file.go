@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/tokbench/tokbench/internal/load"
+	"github.com/tokbench/tokbench/internal/safefile"
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
 )
@@ -28,9 +29,12 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 		}
 		noteTorn(log, path, torn)
 		if out != "" && format == "md" {
+			if err := checkOut(out, path); err != nil {
+				return err
+			}
 			return loadMarkdownFiles(out, lines, tl)
 		}
-		return ToOut(w, out, func(w io.Writer) error { return writeLoadWith(w, format, lines, tl) })
+		return ToOut(w, out, []string{path}, func(w io.Writer) error { return writeLoadWith(w, format, lines, tl) })
 	}
 	recs, _, torn, err := record.Read(path)
 	if err != nil {
@@ -50,9 +54,12 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 		ts = Tradeoffs(recs, blocks)
 	}
 	if out != "" && format == "md" {
+		if err := checkOut(out, path); err != nil {
+			return err
+		}
 		return MarkdownFiles(out, recs, tl, ts)
 	}
-	return ToOut(w, out, func(w io.Writer) error {
+	return ToOut(w, out, []string{path}, func(w io.Writer) error {
 		if format == "html" {
 			return htmlWith(w, recs, tl, ts, "tokbench report "+path)
 		}
@@ -79,7 +86,7 @@ func noteTorn(log io.Writer, path string, torn bool) {
 }
 
 // ToOut runs write on the file out (created), or on w.
-func ToOut(w io.Writer, out string, write func(io.Writer) error) error {
+func ToOut(w io.Writer, out string, inputs []string, write func(io.Writer) error) error {
 	// Buffered: a table is written cell by cell, and a million records'
 	// cells are a write system call each otherwise.
 	buffered := func(w io.Writer) error {
@@ -93,13 +100,29 @@ func ToOut(w io.Writer, out string, write func(io.Writer) error) error {
 	if out == "" {
 		return buffered(w)
 	}
-	f, err := os.Create(out)
+	if err := checkOut(out, inputs...); err != nil {
+		return err
+	}
+	f, err := safefile.Create(out)
 	if err != nil {
 		return err
 	}
-	err = buffered(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	defer f.Close()
+	if err := buffered(f); err != nil {
+		return err
 	}
-	return err
+	return f.Commit(0o644)
+}
+
+// checkOut refuses an output that is one of the inputs or a results
+// file another tokbench is writing (a sweep's --out): replacing either
+// would lose what is in it, or what the writer writes next.
+func checkOut(out string, inputs ...string) error {
+	if err := safefile.NotAnInput(out, inputs...); err != nil {
+		return point.Inputf("%v", err)
+	}
+	if err := record.Busy(out); err != nil {
+		return point.Inputf("--out: %v", err)
+	}
+	return nil
 }

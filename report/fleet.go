@@ -96,7 +96,7 @@ func writeClasses(w io.Writer, md bool, recs []record.Record, ref string) error 
 	if md {
 		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
 		for _, l := range lines {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(l, " | "))
+			fmt.Fprintln(w, mdRow(l))
 		}
 		return nil
 	}

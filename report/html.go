@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokbench/tokbench/internal/safefile"
 	"github.com/tokbench/tokbench/record"
 )
 
@@ -276,6 +277,7 @@ func htmlWith(w io.Writer, recs []record.Record, tl Timeline, ts []Tradeoff, ori
 	for i, c := range allCharts(recs, tl, ts) {
 		fmt.Fprintf(&b, "<figure id=\"chart-%d\">%s</figure>\n", i+1, c.svg(false))
 	}
+	attentionHTML(&b, recs)
 	profileHTML(&b, recs)
 	verdictsHTML(&b, recs)
 	if len(ts) > 0 {
@@ -354,6 +356,27 @@ func summaryHTML(b *strings.Builder, recs []record.Record) {
 	b.WriteString("</table>\n")
 }
 
+// attentionHTML lists, under the summary, every test that needs
+// attention and why: a failure, a noisy machine, unsteady repetitions.
+func attentionHTML(b *strings.Builder, recs []record.Record) {
+	first := true
+	for i := range recs {
+		r := &recs[i]
+		whys := needsAttention(r)
+		if len(whys) == 0 {
+			continue
+		}
+		if first {
+			b.WriteString("<h2>Needs attention</h2>\n<ul>\n")
+			first = false
+		}
+		fmt.Fprintf(b, "<li><b>%s %s</b>: %s</li>\n", esc(tableModel(r)), esc(llamaTest(r)), esc(strings.Join(whys, "; ")))
+	}
+	if !first {
+		b.WriteString("</ul>\n")
+	}
+}
+
 func align(c column) string { return alignAttr(c.right) }
 
 // alignAttr is a table cell's class: right-aligned (numbers) by default.
@@ -427,7 +450,7 @@ func markdownFiles(path string, charts []chart, tables func(io.Writer) error) er
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(path)
+	f, err := safefile.Create(path)
 	if err != nil {
 		return err
 	}
@@ -435,13 +458,13 @@ func markdownFiles(path string, charts []chart, tables func(io.Writer) error) er
 	base := strings.TrimSuffix(path, filepath.Ext(path))
 	for i, c := range charts {
 		svgPath := fmt.Sprintf("%s-%d.svg", base, i+1)
-		if err := os.WriteFile(svgPath, []byte(c.svg(true)+"\n"), 0o644); err != nil {
+		if err := safefile.Write(svgPath, []byte(c.svg(true)+"\n"), 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(f, "![%s](%s)\n\n", c.title, filepath.Base(svgPath))
+		fmt.Fprintf(f, "![%s](%s)\n\n", c.title, mdReplacer.Replace(filepath.Base(svgPath)))
 	}
 	if err := tables(f); err != nil {
 		return err
 	}
-	return f.Close()
+	return f.Commit(0o644)
 }

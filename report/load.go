@@ -42,7 +42,7 @@ func (g grid) rowsOnly(w io.Writer) error {
 func (g grid) markdown(w io.Writer) error {
 	fmt.Fprintf(w, "## %s\n\n| %s |\n|%s\n", g.title, strings.Join(g.head, " | "), strings.Repeat(" ---: |", len(g.head)))
 	for _, r := range g.rows {
-		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+		fmt.Fprintln(w, mdRow(r))
 	}
 	_, err := fmt.Fprintln(w)
 	return err
@@ -279,7 +279,7 @@ func writeLoadWith(w io.Writer, format string, lines []load.Line, tl Timeline) e
 		}
 		return nil
 	case "csv":
-		cw := csv.NewWriter(w)
+		cw := csvWriter{csv.NewWriter(w)}
 		for _, g := range grids {
 			cw.Write(append([]string{"table"}, g.head...))
 			for _, r := range g.rows {

@@ -43,7 +43,7 @@ func WriteOpProfiles(w io.Writer, format string, ps []roofline.OpProfile) error 
 		for _, p := range ps {
 			fmt.Fprintf(w, "## %s: %s, %s\n\n%s\n\n| op | ms/step | share | nodes/step |\n| --- | ---: | ---: | ---: |\n", p.Test, p.Model, p.Backend, profileNote(p))
 			for _, r := range profileLines(p) {
-				fmt.Fprintf(w, "| %s | %.3f | %s | %s |\n", r.name, r.ms, r.share, r.nodes)
+				fmt.Fprintln(w, mdRow([]string{r.name, fmt.Sprintf("%.3f", r.ms), r.share, r.nodes}))
 			}
 			fmt.Fprintln(w)
 		}

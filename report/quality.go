@@ -227,7 +227,7 @@ func tradeoffTable(w io.Writer, md bool, ts []Tradeoff, withSpeed bool) error {
 		}
 		fmt.Fprintf(w, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(rule, " | "))
 		for _, r := range rows {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+			fmt.Fprintln(w, mdRow(r))
 		}
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -274,7 +274,7 @@ func qualityNotes(w io.Writer, ts []Tradeoff) error {
 }
 
 func qualityCSV(w io.Writer, blocks []record.Quality) error {
-	cw := csv.NewWriter(w)
+	cw := csvWriter{csv.NewWriter(w)}
 	cw.Write([]string{"model_id", "model_filename", "model_file_type", "model_size", "bpw", "base_filename", "text", "ctx", "chunks", "tokens",
 		"kld_mean", "kld_stderr", "kld_median", "kld_p90", "kld_p99", "kld_p99_9", "kld_max", "top1_pct", "top1_stderr", "rms_dp_pct",
 		"ppl", "base_ppl", "ln_ppl_ratio", "ln_ppl_ratio_stderr", "base_tail_mass", "synthetic", "note"})

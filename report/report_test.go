@@ -108,7 +108,7 @@ func TestGPUColumns(t *testing.T) {
 func TestUnvouchedFiguresAreMarked(t *testing.T) {
 	recs := records()
 	met := false
-	recs[0].CITarget, recs[0].CITargetMet, recs[0].Reps, recs[0].CI95Ts = 0.02, &met, 20, 61.7
+	recs[0].CITarget, recs[0].CITargetMet, recs[0].Reps, recs[0].CI95RepsTs = 0.02, &met, 20, 61.7
 	recs[1].Noise = &host.Noise{OtherCPUPct: 180, Warnings: []string{"other processes used 180% CPU (of one core) during this test"}}
 	var b bytes.Buffer
 	if err := wide(&b, recs); err != nil {

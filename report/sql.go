@@ -46,6 +46,11 @@ func SQL(w io.Writer, recs []record.Record) error {
 func sqlValue(v any) string {
 	switch x := v.(type) {
 	case string:
+		if strings.ContainsRune(x, 0) {
+			// A NUL ends a literal for sqlite3's shell: the bytes as a
+			// blob, read back as the text they are.
+			return fmt.Sprintf("CAST(X'%x' AS TEXT)", x)
+		}
 		return "'" + strings.ReplaceAll(x, "'", "''") + "'"
 	case bool:
 		if x {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/roofline"
 )
 
 // param is a setting shown as a column of the compact table when it
@@ -195,7 +196,7 @@ func Table(w io.Writer, recs []record.Record, md bool) error {
 		}
 		fmt.Fprintf(w, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(rule, " | "))
 		for i := range recs {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(cells(&recs[i]), " | "))
+			fmt.Fprintln(w, mdRow(cells(&recs[i])))
 		}
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -214,34 +215,63 @@ func Table(w io.Writer, recs []record.Record, md bool) error {
 // column terminal.
 const noteWidth = 119
 
-// attention writes one line per test that needs it, cut to one line.
+// wrap breaks text at spaces into lines of at most width runes, the
+// lines after the first indented by indent (a word longer than a line
+// stands alone).
+func wrap(text string, width int, indent string) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case len([]rune(line))+1+len([]rune(word)) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = indent + word
+		}
+	}
+	return append(lines, line)
+}
+
+// needsAttention is why a test needs its reader's attention, most
+// important first; nil when it does not.
+func needsAttention(r *record.Record) []string {
+	switch {
+	case r.Status != "" && !r.OK():
+		return []string{r.Reason}
+	case noisy(r):
+		return r.Noise.Warnings
+	case imprecise(r):
+		return []string{fmt.Sprintf("-r auto stopped at ±%.1f%%, short of ±%.1f%%: raise --max-reps", 100*r.CI95RepsTs/r.AvgTs, 100*r.CITarget)}
+	case r.Roofline != nil && r.Roofline.Decomp != nil && r.Roofline.Decomp.Unvouched != "":
+		return []string{fmt.Sprintf("%s: the kernels timed alone took %.0f%% of the step, so its split into hardware, kernels and software is not vouched for; rerun on a quiet machine, or see the ops as the step ran them with tokbench profile",
+			roofline.Unvouched, 100*r.Roofline.Decomp.KernelShare)}
+	}
+	return nil
+}
+
+// attention writes a note for each test that needs it: why, and what to
+// do, wrapped to the terminal's width.
 func attention(w io.Writer, recs []record.Record) error {
 	first := true
 	for i := range recs {
 		r := &recs[i]
-		var why string
-		switch {
-		case r.Status != "" && !r.OK():
-			why = r.Reason
-		case noisy(r):
-			why = r.Noise.Warnings[0]
-			if n := len(r.Noise.Warnings); n > 1 {
-				why = fmt.Sprintf("%s (and %d more: --wide)", why, n-1)
-			}
-		case imprecise(r):
-			why = fmt.Sprintf("-r auto stopped at ±%.1f%%, short of ±%.1f%%: raise --max-reps", 100*r.CI95Ts/r.AvgTs, 100*r.CITarget)
-		default:
+		whys := needsAttention(r)
+		if len(whys) == 0 {
 			continue
+		}
+		why := whys[0]
+		if len(whys) > 1 {
+			why = fmt.Sprintf("%s (and %d more: --wide)", why, len(whys)-1)
 		}
 		if first {
 			fmt.Fprintln(w)
 			first = false
 		}
-		line := fmt.Sprintf("(!) %s %s: %s", tableModel(r), llamaTest(r), strings.ReplaceAll(why, "\n", " "))
-		if n := len([]rune(line)); n > noteWidth {
-			line = string([]rune(line)[:noteWidth-1]) + "…"
-		}
-		if _, err := fmt.Fprintln(w, line); err != nil {
+		note := fmt.Sprintf("(!) %s %s: %s", tableModel(r), llamaTest(r), why)
+		if _, err := fmt.Fprintln(w, strings.Join(wrap(note, noteWidth, "    "), "\n")); err != nil {
 			return err
 		}
 	}

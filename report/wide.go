@@ -211,7 +211,7 @@ func wideMarkdown(w io.Writer, recs []record.Record) error {
 		for _, c := range columns {
 			cells = append(cells, c.value(&recs[i]))
 		}
-		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		fmt.Fprintln(w, mdRow(cells))
 	}
 	return footer(w, recs)
 }
@@ -245,7 +245,7 @@ func footer(w io.Writer, recs []record.Record) error {
 		}
 		if imprecise(&rec) {
 			fmt.Fprintf(w, "(!) %s %s: -r auto did not reach its target of ±%.1f%% (±%.1f%% after %d repetitions): the mean is less precise than asked; rerun on a quiet machine or raise --max-reps\n",
-				cmp.Or(rec.ModelID, rec.ModelType), rec.Test, 100*rec.CITarget, 100*rec.CI95Ts/rec.AvgTs, rec.Reps)
+				cmp.Or(rec.ModelID, rec.ModelType), rec.Test, 100*rec.CITarget, 100*rec.CI95RepsTs/rec.AvgTs, rec.Reps)
 		}
 		if a := rec.Roofline; a != nil {
 			fmt.Fprintf(w, "%s %s: %s: %s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, a.Verdict, a.Why)

@@ -56,6 +56,25 @@ type Decomposition struct {
 	Measured  bool    `json:"outside_measured,omitempty"`
 	OutsideMs float64 `json:"outside_ms,omitempty"`
 	SlowerMs  float64 `json:"slower_ms,omitempty"`
+	// SoftwareMs is the time the software around the kernels took, as
+	// every view of the split shows it: what was measured outside the
+	// graph's nodes, or all the time beyond the kernels alone when that
+	// was not measured; SoftwareShare its share of the step.
+	SoftwareMs    float64 `json:"software_ms"`
+	SoftwareShare float64 `json:"software_share"`
+}
+
+// Parts are the step's shares as a chart stacks them: the hardware's time
+// (bytes and FLOPs at peak), the kernels beyond it (timed alone), the
+// kernels slower in the step than alone, and the software; they add up to
+// at least the step (more when the kernels alone took longer).
+func (d *Decomposition) Parts() [4]float64 {
+	hw := min(d.HardwareShare, d.KernelShare)
+	slower := 0.0
+	if d.Measured {
+		slower = d.SlowerMs / d.StepMs
+	}
+	return [4]float64{hw, max(d.KernelShare-hw, 0), slower, d.SoftwareShare}
 }
 
 // setOutside splits the time beyond the kernels with the time measured
@@ -68,6 +87,7 @@ func (d *Decomposition) setOutside(ms float64) {
 	d.Measured = true
 	d.OutsideMs = min(ms, d.OverheadMs)
 	d.SlowerMs = d.OverheadMs - d.OutsideMs
+	d.SoftwareMs, d.SoftwareShare = d.OutsideMs, d.OutsideMs/d.StepMs
 }
 
 // Thresholds of the verdicts from a decomposition.
@@ -123,6 +143,7 @@ func decompose(ks []KernelTime, stepMs, tokensPerStep float64, pk Peaks) *Decomp
 	}
 	d.OverheadMs = max(stepMs-d.KernelMs, 0)
 	d.KernelShare, d.OverheadShare, d.HardwareShare = d.KernelMs/stepMs, d.OverheadMs/stepMs, d.HardwareMs/stepMs
+	d.SoftwareMs, d.SoftwareShare = d.OverheadMs, d.OverheadShare
 	rate := func(ms float64) float64 {
 		if ms <= 0 {
 			return 0

@@ -106,6 +106,24 @@ func TestMeasuredOutsideSplitsTheOverhead(t *testing.T) {
 	}
 }
 
+// Every view of a split says one thing: the software the chart stacks and
+// the table shows is the verdict's; a verdict of kernel-bound has little
+// software, one of software-limited much; the parts add up to the step.
+func TestOneAnswer(t *testing.T) {
+	for _, outside := range []float64{0, 0.5, 4} {
+		d := decompose(kernels(3, 1, 1), 10, 1, unit)
+		d.setOutside(outside)
+		v, _ := verdictOf(d, false, "")
+		p := d.Parts()
+		if sum := p[0] + p[1] + p[2] + p[3]; !near(sum, 1) {
+			t.Errorf("outside %g: parts %v add up to %g", outside, p, sum)
+		}
+		if (v == SoftwareLimited) != (p[3] >= OverheadLimit) || !near(p[3], d.SoftwareMs/d.StepMs) {
+			t.Errorf("outside %g: verdict %s, software %.0f%% of the step", outside, v, 100*p[3])
+		}
+	}
+}
+
 // A mapped model whose kernels ran far slower in the step than alone is
 // pointed at --no-mmap; the same step loaded into memory is not.
 func TestMappedModelHint(t *testing.T) {

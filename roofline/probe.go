@@ -1,7 +1,9 @@
 package roofline
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"time"
 
@@ -61,5 +63,33 @@ func LoadProbe(dir, class string) (*Probe, error) {
 	case !found:
 		return nil, nil
 	}
+	if err := p.check(); err != nil {
+		return nil, fmt.Errorf("probe file for %s: %w: run tokbench probe again", class, err)
+	}
 	return &p, nil
+}
+
+// Limits of a probe's figures: past any device's (100 TB/s, 10 PFLOP/s).
+const (
+	maxGBs    = 1e5
+	maxGFLOPS = 1e7
+)
+
+// check says which figure of a probe read back is not a device's: not a
+// number, or out of range.
+func (p *Probe) check() error {
+	in := func(name string, v, most float64) error {
+		if math.IsNaN(v) || v < 0 || v > most {
+			return fmt.Errorf("%s %g is out of range (0 to %g)", name, v, most)
+		}
+		return nil
+	}
+	errs := []error{in("bw_gbs", p.BWGBs, maxGBs), in("read_bw_gbs", p.ReadBWGBs, maxGBs)}
+	for _, w := range p.ReadCurve {
+		errs = append(errs, in("read_curve", w.GBs, maxGBs))
+	}
+	for t, m := range p.MatMul {
+		errs = append(errs, in(t+" gemm_gflops", m.GEMM, maxGFLOPS), in(t+" gemv_gflops", m.GEMV, maxGFLOPS))
+	}
+	return errors.Join(errs...)
 }

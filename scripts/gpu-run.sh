@@ -159,9 +159,9 @@ synth_pid='' moe_pid=''
 if [ -x "$tb" ] && [ "$(($(left) - reserve))" -ge "$need_synth" ]; then
   say "== synth $model $model_type and $moe $moe_type, in the background (at $((SECONDS - t0))s)"
   s_synth=$SECONDS
-  "$tb" synth --preset "$model" --type "$model_type" >"$work/synth-model.log" 2>&1 &
+  "$tb" synth --preset "$model" --type "$model_type" --cache >"$work/synth-model.log" 2>&1 &
   synth_pid=$!
-  "$tb" synth --preset "$moe" --type "$moe_type" >"$work/synth-moe.log" 2>&1 &
+  "$tb" synth --preset "$moe" --type "$moe_type" --cache >"$work/synth-moe.log" 2>&1 &
   moe_pid=$!
 else
   skip "synth $model, $moe" "needs about ${need_synth}s, $(($(left) - reserve))s left"

@@ -52,7 +52,7 @@ func main() {
 	}
 	sides := []side{
 		{"cref", func() *exec.Cmd { return exec.Command(*cref, args...) }},
-		{"tokbench", func() *exec.Cmd { return exec.Command(*tb, run("--no-telemetry")...) }},
+		{"tokbench", func() *exec.Cmd { return exec.Command(*tb, run()...) }},
 		{"cref-nopool", func() *exec.Cmd { return exec.Command(*cref, append([]string{"-pool=false"}, args...)...) }},
 		{"tokbench-nopool", func() *exec.Cmd { return exec.Command(*tb, run("--no-telemetry", "--poll", "none")...) }},
 	}

@@ -105,7 +105,7 @@ func TestLlamaBenchCommandLines(t *testing.T) {
 var (
 	lbInts = []string{"build_number", "n_batch", "n_ubatch", "n_threads", "poll", "model_size", "model_n_params", "n_gpu_layers",
 		"main_gpu", "n_prompt", "n_gen", "n_depth", "avg_ns", "stddev_ns", "no_op_offload", "n_cpu_moe", "fit_target", "fit_min_ctx", "flash_attn"}
-	lbBools  = []string{"no_kv_offload", "cpu_strict", "use_mmap", "embeddings"}
+	lbBools  = []string{"no_kv_offload", "cpu_strict", "use_mmap", "embeddings", "no_host"}
 	lbFloats = []string{"avg_ts", "stddev_ts"}
 )
 
@@ -128,12 +128,14 @@ func TestLlamaBenchFields(t *testing.T) {
 	for _, f := range report.LlamaBenchFields {
 		want = append(want, f.Name())
 	}
-	// LLAMA_BENCH_DB_FIELDS of llama.cpp's scripts/compare-llama-bench.py.
+	// LLAMA_BENCH_DB_FIELDS of llama.cpp's scripts/compare-llama-bench.py,
+	// with llama-bench's newer no_host where it writes it and its other
+	// newer settings last.
 	db := []string{"build_commit", "build_number", "cpu_info", "gpu_info", "backends", "model_filename",
 		"model_type", "model_size", "model_n_params", "n_batch", "n_ubatch", "n_threads",
 		"cpu_mask", "cpu_strict", "poll", "type_k", "type_v", "n_gpu_layers",
 		"split_mode", "main_gpu", "no_kv_offload", "flash_attn", "tensor_split", "tensor_buft_overrides",
-		"use_mmap", "embeddings", "no_op_offload", "n_prompt", "n_gen", "n_depth",
+		"use_mmap", "embeddings", "no_op_offload", "no_host", "n_prompt", "n_gen", "n_depth",
 		"test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "n_cpu_moe",
 		"fit_target", "fit_min_ctx"}
 	if !slices.Equal(want, db) {

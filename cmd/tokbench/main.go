@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/internal/halt"
 	"github.com/tokbench/tokbench/point"
 	"github.com/urfave/cli/v2"
 )
@@ -36,18 +37,26 @@ func main() {
 }
 
 func run(args []string) int {
-	// The first Ctrl-C or SIGTERM ends the run in order (what is measured
-	// is kept); a second ends the process at once. Go keeps handling both
-	// from start to end: a process started in the background by a shell
-	// (SIGINT ignored) still hears them, in every phase.
+	// The first Ctrl-C, SIGTERM, SIGHUP (the terminal closed) or SIGPIPE
+	// (a reader of the output gone) ends the run in order (what is
+	// measured is kept); a second ends the process at once. A phase that
+	// cannot stop in order (making a model, probing: nothing measured
+	// yet) ends at the first, its half-made files removed (halt). Go
+	// keeps handling them from start to end: a process started in the
+	// background by a shell (SIGINT ignored) still hears them.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	go func() {
-		<-sigs
+		s := <-sigs
+		if halt.Signal() {
+			fmt.Fprintf(os.Stderr, "tokbench: %v: stopped; what was half made is removed\n", s)
+			os.Exit(exitInterrupted)
+		}
 		cancel()
 		<-sigs
+		halt.RemoveTemps()
 		fmt.Fprintln(os.Stderr, "tokbench: interrupted again: stopping at once (what was written is kept)")
 		os.Exit(exitInterrupted)
 	}()
@@ -72,7 +81,7 @@ func run(args []string) int {
 	fmt.Fprintln(os.Stderr, "tokbench:", err)
 	var ie *point.InputError
 	switch {
-	case errors.Is(err, engine.ErrCanceled) || errors.Is(err, errInterrupted) || ctx.Err() != nil:
+	case errors.Is(err, engine.ErrCanceled) || errors.Is(err, errInterrupted) || errors.Is(err, syscall.EPIPE) || ctx.Err() != nil:
 		return exitInterrupted
 	case errors.As(err, &ie):
 		return exitUsage

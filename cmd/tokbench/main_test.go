@@ -184,18 +184,18 @@ func TestRunSynthCached(t *testing.T) {
 	}
 }
 
-// synth without --out makes a preset in the cache, where run --synth and
-// sweep --synth find it; a changed shape without --out is refused.
+// synth --cache makes a preset in the cache, where run --synth and sweep
+// --synth find it; a changed shape is refused there.
 func TestSynthIntoCache(t *testing.T) {
 	t.Setenv("TOKBENCH_CACHE", t.TempDir())
-	if r := tokbench(t, "synth", "--preset", "tiny", "--type", "q4_0"); r.code != 0 || !strings.Contains(r.stderr, "wrote") {
+	if r := tokbench(t, "synth", "--preset", "tiny", "--type", "q4_0", "--cache"); r.code != 0 || !strings.Contains(r.stderr, "wrote") {
 		t.Fatalf("synth: exit %d, stderr %s", r.code, r.stderr)
 	}
 	r := tokbench(t, "run", "--synth", "tiny", "--synth-type", "q4_0", "-p", "16", "-n", "0", "-r", "1", "--no-kernels")
 	if r.code != 0 || strings.Contains(r.stderr, "synthesizing") {
 		t.Fatalf("run --synth should find synth's model: exit %d, stderr %s", r.code, r.stderr)
 	}
-	if r := tokbench(t, "synth", "--preset", "tiny", "--n-layer", "3"); r.code != 2 || !strings.Contains(r.stderr, "--out") {
+	if r := tokbench(t, "synth", "--preset", "tiny", "--n-layer", "3", "--cache"); r.code != 2 || !strings.Contains(r.stderr, "--out") {
 		t.Fatalf("a changed shape without --out: exit %d, stderr %s", r.code, r.stderr)
 	}
 }

@@ -18,12 +18,13 @@ func synthCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "synth",
 		Usage:     "write a synthetic model, dense or a mixture of experts (random weights, real shape)",
-		UsageText: "tokbench synth --preset llama-8b [--type f16] [--seed N] [--out FILE]   (no --out: into the cache, where run --synth finds it)\n   tokbench synth --n-embd 1024 --n-layer 8 --n-ff 4096 --n-head 16 --n-head-kv 4 --n-vocab 32000 --out FILE\n   tokbench synth --preset tiny-moe --n-expert 16 --n-expert-used 4 [--router same] --out FILE",
+		UsageText: "tokbench synth --preset llama-8b [--type f16] [--seed N] --out FILE|--cache\n   tokbench synth --n-embd 1024 --n-layer 8 --n-ff 4096 --n-head 16 --n-head-kv 4 --n-vocab 32000 --out FILE\n   tokbench synth --preset tiny-moe --n-expert 16 --n-expert-used 4 [--router same] --out FILE",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "preset", Usage: "shape: " + strings.Join(preset.Names(), ", ")},
 			&cli.StringFlag{Name: "type", Value: "f16", Usage: "file type: f32, f16, bf16 or a quantization (" + strings.Join(gguf.FileTypes(), ", ") + ")"},
 			&cli.Uint64Flag{Name: "seed", Value: 42, Usage: "random seed; the same seed gives the same file"},
 			outFlag, deprecatedOutFlag,
+			&cli.BoolFlag{Name: "cache", Usage: "write the preset into the cache, where run --synth and sweep --synth find it (instead of --out)"},
 			&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Usage: "threads (default: all)"},
 			&cli.IntFlag{Name: "n-vocab", Usage: "vocabulary size (overrides the preset)"},
 			&cli.IntFlag{Name: "n-embd", Usage: "embedding width"},
@@ -53,11 +54,16 @@ func doSynth(c *cli.Context) error {
 		return usageErr(err)
 	}
 	out := outFile(c)
-	if out == "" {
+	switch {
+	case out != "" && c.Bool("cache"):
+		return usagef("give --out FILE.gguf or --cache, not both")
+	case out == "" && !c.Bool("cache"):
+		return usagef("no output file: give --out FILE.gguf, or --cache to make the preset where run --synth finds it")
+	case c.Bool("cache"):
 		// A preset as it is, with the default router, goes where
 		// run --synth and sweep --synth look for it.
 		if !c.IsSet("preset") || len(shapeFlagsSet(c)) > 0 || c.String("router") != engine.RouterRandom {
-			return usagef("no output file: give --out FILE.gguf (only a preset as it is goes to the cache without one)")
+			return usagef("--cache makes a preset as it is: drop the shape flags and --router, or give --out FILE.gguf")
 		}
 		dir, err := plan.CacheDir()
 		if err != nil {
@@ -166,6 +172,7 @@ func quantizeCommand() *cli.Command {
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "source model (F32, F16 or BF16)"},
 			&cli.StringFlag{Name: "type", Usage: "target: " + strings.Join(gguf.FileTypes(), ", ")},
 			outFlag, deprecatedOutFlag,
+			&cli.BoolFlag{Name: "cache", Usage: "write the preset into the cache, where run --synth and sweep --synth find it (instead of --out)"},
 			&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, Usage: "threads (default: all)"},
 			&cli.BoolFlag{Name: "allow-requantize", Usage: "allow an already quantized source"},
 			&cli.BoolFlag{Name: "pure", Usage: "one type for every tensor (no k-quant mixture)"},

@@ -34,7 +34,7 @@ func doProfile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return report.ToOut(os.Stdout, c.String("out"), func(w io.Writer) error { return report.WriteOpProfiles(w, format, ps) })
+	return report.ToOut(os.Stdout, c.String("out"), nil, func(w io.Writer) error { return report.WriteOpProfiles(w, format, ps) })
 }
 
 // onePoint folds the tests run lays out back into the one point they

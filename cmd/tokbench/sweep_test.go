@@ -125,8 +125,11 @@ func TestSweepSurvivesWorkerCrash(t *testing.T) {
 	}
 }
 
-func TestSweepInterruptAndResume(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "r.jsonl")
+// stopSweep runs a 4-point sweep into out, sends sig once its first point
+// is done, and checks that it ends with exit 130 and the command that
+// resumes it.
+func stopSweep(t *testing.T, out string, sig os.Signal) []string {
+	t.Helper()
 	args := []string{"sweep", "--synth", "tiny", "--types", "q8_0", "-p", "0", "-n", "500", "-d", "0,64", "--parallel", "1,2", "-r", "3", "--out", out}
 	cmd := exec.Command(binPath, args...)
 	cmd.Env = append(os.Environ(), "TOKBENCH_CACHE="+filepath.Join(workDir, "cache"))
@@ -144,14 +147,20 @@ func TestSweepInterruptAndResume(t *testing.T) {
 			break
 		}
 	}
-	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Process.Signal(sig)
 	for sc.Scan() {
 		errb.WriteString(sc.Text() + "\n")
 	}
 	cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(errb.String(), "--resume") {
-		t.Fatalf("exit %d after SIGINT, stderr:\n%s", code, errb.String())
+		t.Fatalf("exit %d after %v, stderr:\n%s", code, sig, errb.String())
 	}
+	return args
+}
+
+func TestSweepInterruptAndResume(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	args := stopSweep(t, out, syscall.SIGINT)
 	first := readResults(t, out)
 	if len(first) == 0 || len(first) == 4 {
 		t.Fatalf("%d records after the interrupt; want some but not all", len(first))

@@ -11,7 +11,7 @@ import (
 
 func telemetryFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "telemetry-rate", Value: telemetry.DefaultRate, Usage: "GPU and host sampling rate in Hz (1 to 200)"},
+		&cli.IntFlag{Name: "telemetry-rate", Value: telemetry.DefaultRate, Usage: "GPU sampling rate in Hz (1 to 200); the host is read at most 2 Hz"},
 		&cli.StringFlag{Name: "telemetry-out", Usage: "write the raw telemetry samples to this JSONL file"},
 		&cli.BoolFlag{Name: "no-telemetry", Usage: "do not sample the GPU and host while measuring"},
 	}

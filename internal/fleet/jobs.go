@@ -50,10 +50,17 @@ func shellQuote(s string) string {
 // reaches it: it stops after the current repetition with every record
 // already written kept.
 func (s Slurm) Write(w io.Writer) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/bash\n# A tokbench sweep in %d shards, one Slurm array task each (tokbench fleet slurm).\n", s.Shards)
 	fmt.Fprintf(&b, "# Submit: sbatch THIS; then: tokbench merge %s --out merged.jsonl --spec %s\n", shardFile(s.Results, "*"), s.Spec)
-	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n#SBATCH --array=0-%d\n#SBATCH --requeue\n#SBATCH --output=%s\n", s.Name, s.Shards-1, strings.TrimSuffix(s.Results, "/")+"/shard-%a.log")
+	logs := strings.TrimSuffix(s.Results, "/") + "/shard-%a.log"
+	if strings.ContainsAny(logs, " \t") {
+		logs = `"` + logs + `"` // sbatch reads a quoted #SBATCH value whole
+	}
+	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n#SBATCH --array=0-%d\n#SBATCH --requeue\n#SBATCH --output=%s\n", s.Name, s.Shards-1, logs)
 	for _, o := range [][2]string{{"partition", s.Partition}, {"gres", s.Gres}, {"time", s.Time}} {
 		if o[1] != "" {
 			fmt.Fprintf(&b, "#SBATCH --%s=%s\n", o[0], o[1])
@@ -89,6 +96,9 @@ type Kubernetes struct {
 
 // Write writes the ConfigMap and the Job as one YAML stream.
 func (k Kubernetes) Write(w io.Writer) error {
+	if err := k.Check(); err != nil {
+		return err
+	}
 	meta := map[string]any{"name": k.Name}
 	if k.Namespace != "" {
 		meta["namespace"] = k.Namespace

@@ -19,6 +19,7 @@ import (
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/internal/plan"
+	"github.com/tokbench/tokbench/internal/rerun"
 	"github.com/tokbench/tokbench/internal/telemetry"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
@@ -90,6 +91,7 @@ type Executor struct {
 	sess     *session
 	rawTs    map[point.Key]float64 // raw tg t/s, for sampling cost
 	files    map[string]plan.File  // model files read, by path: each header is parsed once
+	reruns   map[string]*rerun.History
 }
 
 // read is the model file at path, read once per executor.
@@ -152,6 +154,8 @@ func (e *Executor) Run(ctx context.Context, tests []point.Point, emit func(r rec
 		}
 		r := e.Env.Fill(*rec, p, e.meta())
 		r.ModelSHA256 = e.digest
+		e.coverReruns(&r)
+		r = record.Writable(r)
 		if err := emit(r, err); err != nil {
 			return err
 		}
@@ -186,10 +190,12 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 		e.digest, _ = plan.ModelDigest(p.Model, e.Env.CacheDir)
 		ph.LoadMs += ms(time.Since(t0))
 	}
+	fresh := false
 	if e.sess == nil || e.sess.key != p.ContextKey() || e.sess.opts.NCtx < p.NCtx() {
+		fresh = true
 		e.closeSession()
 		t0 := time.Now()
-		s, err := newSession(e.model, p, nctx)
+		s, err := newObservedSession(e.model, p, nctx)
 		if err != nil {
 			return nil, err
 		}
@@ -221,6 +227,16 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 	if ph.DepthMs > 0.5 {
 		tel.Depth = e.window(t0, time.Now())
 	}
+	if !p.NoWarmup && !fresh {
+		// Each test warms up, as llama-bench's do: the test before it
+		// (its steps observed, its kernels timed) left other data in the
+		// caches and the pool's threads asleep.
+		t0 = time.Now()
+		if err := s.warmTest(p); err != nil {
+			return nil, wrapTimeout(err, p)
+		}
+		ph.WarmupMs += ms(time.Since(t0))
+	}
 	t0 = time.Now()
 	var rec *record.Record
 	var err error
@@ -241,9 +257,7 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 	ph.MeasureMs = ms(time.Since(t0))
 	if (p.Kernels || e.model.Meta.NExpert > 0) && !p.Combined {
 		// Outside the timed region; a failure costs the decomposition
-		// or the experts' count, not the measurement. The test's pool
-		// would spin beside the steps observed and the kernels timed.
-		s.c.Idle()
+		// or the experts' count, not the measurement.
 		t0 = time.Now()
 		e.observe(ctx, s, p, rec)
 		ph.KernelsMs = ms(time.Since(t0))
@@ -266,7 +280,7 @@ func (e *Executor) observe(ctx context.Context, s *session, p point.Point, rec *
 	if stop() {
 		return
 	}
-	obs, err := Observe(e.model, p)
+	obs, err := s.observe(p)
 	if err != nil {
 		if p.Kernels {
 			rec.KernelsNote = "steps not observed (the time outside the graph's nodes): " + err.Error()
@@ -280,6 +294,8 @@ func (e *Executor) observe(ctx context.Context, s *session, p point.Point, rec *
 	if !p.Kernels || stop() {
 		return
 	}
+	// The test's pool would spin beside the kernels timed alone.
+	s.c.Idle()
 	var full, last float64
 	if rec.Experts != nil {
 		full, last = rec.Experts.ByLayer(e.model.Meta.NLayer)
@@ -381,6 +397,7 @@ func (e *Executor) close() {
 		e.model.Close()
 		e.model, e.modelKey, e.digest = nil, point.ModelKey{}, ""
 	}
+	engine.GiveBackMemory() // what timing the kernels kept
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/host"
 	"github.com/tokbench/tokbench/internal/plan"
+	"github.com/tokbench/tokbench/internal/safefile"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/roofline"
 )
@@ -43,11 +45,16 @@ type KernelTimer struct {
 // prefill's products take seconds each.
 const opBudget = 5 * time.Second
 
+// maxOpMs is the most a cached op's time per step may be (a thousand
+// seconds): past it the cache is damaged.
+const maxOpMs = 1e6
+
 // errKernelsStopped is a timing stopped before its last op.
 var errKernelsStopped = errors.New("stopped before every op was timed")
 
 // Time returns each op's milliseconds per step.
 func (kt KernelTimer) Time(ops []roofline.Op) ([]roofline.KernelTime, error) {
+	defer engine.KeepFreedMemory()()
 	out := make([]roofline.KernelTime, 0, len(ops))
 	for _, op := range ops {
 		if kt.Stop != nil && kt.Stop() {
@@ -73,7 +80,8 @@ func (kt KernelTimer) one(op roofline.Op) (float64, error) {
 	path := filepath.Join(kt.Dir, "kernels", kt.Class, hex.EncodeToString(sum[:12])+".json")
 	var ms float64
 	if kt.Dir != "" {
-		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &ms) == nil && ms > 0 {
+		// A cached time out of range (hand-edited, damaged) is timed again.
+		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &ms) == nil && ms > 0 && ms <= maxOpMs {
 			return ms, nil
 		}
 	}
@@ -88,6 +96,26 @@ func (kt KernelTimer) one(op roofline.Op) (float64, error) {
 	copies := op.Count
 	if w := weightBytes(run); w > 0 {
 		copies = min(op.Count, max(1, int(kernelBudget/w)))
+	}
+	// A product over many tokens on a CPU computes from weights in its
+	// caches (each weight, or cached K and V, serves every token): its
+	// time per instance does not depend on how many instances there are,
+	// so as many as make computeBudget FLOPs are timed, not all of them
+	// (whose fill and runs cost a prefill test several times its
+	// measuring).
+	if kt.Device.Type == "cpu" && computes(op.Kind) && op.N >= computeTokens {
+		if f := perInstanceFlops(run); f > 0 {
+			copies = min(copies, max(1, int(math.Ceil(computeBudget/f))))
+		}
+	}
+	// An op on activations alone (a norm, an add) costs the same per
+	// instance however many there are; those of a prefill are large, and
+	// as many as make activationBudget bytes are timed (a decode's are a
+	// few KiB: all of them, which spreads the graph's own overhead).
+	if kt.Device.Type == "cpu" && weightBytes(run) == 0 {
+		if b, _ := perInstance(run); b > 0 {
+			copies = min(copies, max(1, int(math.Ceil(activationBudget/b))))
+		}
 	}
 	// Decode ops take microseconds: more runs for a steady median.
 	iters := 9
@@ -105,9 +133,35 @@ func (kt KernelTimer) one(op roofline.Op) (float64, error) {
 	busy := host.NoiseBetween(before, host.ReadCPUCounters("/", "self")).OtherCPUPct > host.MaxOtherCPUPct
 	if kt.Dir != "" && !busy && os.MkdirAll(filepath.Dir(path), 0o755) == nil {
 		b, _ := json.Marshal(ms)
-		os.WriteFile(path, b, 0o644)
+		safefile.Write(path, b, 0o644)
 	}
 	return ms, nil
+}
+
+// A CPU product over computeTokens tokens or more is compute-bound: timed
+// on instances of computeBudget FLOPs in all (a millisecond or a few). An op
+// on activations alone is timed on instances of activationBudget bytes.
+const (
+	computeTokens    = 16
+	computeBudget    = 2.5e8
+	activationBudget = 16 << 20
+)
+
+// computes says whether an op's cost is in products (matrix products,
+// attention), which a prefill's many tokens make compute-bound.
+func computes(k roofline.OpKind) bool {
+	return k == roofline.OpMatMul || k == roofline.OpMatMulID || k == roofline.OpAttn || k == roofline.OpFlash
+}
+
+// perInstance is one instance's bytes and FLOPs of an op.
+func perInstance(op roofline.Op) (bytes, flops float64) {
+	op.Count = 1
+	return op.Cost()
+}
+
+func perInstanceFlops(op roofline.Op) float64 {
+	_, f := perInstance(op)
+	return f
 }
 
 // weightBytes is what one instance of an op allocates that scales with

@@ -22,7 +22,12 @@ func SynthModel(cacheDir, presetName, typ string, seed uint64, log io.Writer) (s
 	s, _ := preset.Lookup(presetName)
 	name, _, _ := gguf.ParseFileType(typ)
 	if _, err := os.Stat(path); err == nil {
-		return path, nil
+		// A cached model that does not read as one (a file from before
+		// models were made whole, a damaged disk) is made again.
+		if _, _, err := gguf.Inspect(path); err == nil {
+			return path, nil
+		}
+		fmt.Fprintf(log, "the cached %s does not read as a model (%v): making it again\n", path, err)
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return "", fmt.Errorf("cache folder: %w", err)

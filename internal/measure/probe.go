@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/internal/halt"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/stats"
@@ -17,6 +18,9 @@ import (
 // Probe measures device dev (one of engine.Devices()) with the
 // given weight types, reps times each, keeping medians.
 func Probe(dev gpu.Device, class string, threads int, types []string, reps int, log func(string)) (*roofline.Probe, error) {
+	// Its C loops cannot stop in order, and nothing is measured yet: a
+	// signal ends the process at once (halt).
+	defer halt.AtOnce()()
 	gpu := dev.Type != "cpu"
 	copyBytes, iters := int64(256<<20), 5
 	m, k, gemmIters, gemvIters := int64(2048), int64(2048), 3, 10
@@ -177,14 +181,20 @@ func ProbeDevice(env Env, idx, threads int, types []string, reps int, dir string
 // point's roofline has ceilings; log says so. Nothing when one exists.
 func EnsureProbe(env Env, p point.Point, dir string, log func(string)) error {
 	class := env.Device(p).Class
-	if old, err := roofline.LoadProbe(dir, class); err != nil || old != nil {
-		return err
+	old, err := roofline.LoadProbe(dir, class)
+	if old != nil {
+		return nil
 	}
 	dev, ok := env.WorkingDevice(p)
 	if !ok {
-		return nil
+		return err
 	}
-	log(fmt.Sprintf("no ceilings known for %s yet: probing it once (cached; tokbench probe measures it again, --no-probe skips this)", class))
-	_, _, err := ProbeDevice(env, dev.Index, p.Threads, []string{"f16", "q8_0", "q4_0"}, 3, dir, log)
+	if err != nil {
+		// A damaged probe is made again, not trusted.
+		log(fmt.Sprintf("%v; probing %s again", err, class))
+	} else {
+		log(fmt.Sprintf("no ceilings known for %s yet: probing it once (cached; tokbench probe measures it again, --no-probe skips this)", class))
+	}
+	_, _, err = ProbeDevice(env, dev.Index, p.Threads, []string{"f16", "q8_0", "q4_0"}, 3, dir, log)
 	return err
 }

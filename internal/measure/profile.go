@@ -106,9 +106,9 @@ func profiled(m *engine.Model, t point.Point, run func(*session) (*engine.StepPr
 	return run(prof)
 }
 
-// outsideSteps is how many decode steps Observe watches (a prefill: one
+// outsideSteps is how many decode steps observe watches (a prefill: one
 // ubatch): enough to average, few enough to cost little next to the test.
-const outsideSteps = 8
+const outsideSteps = 4
 
 // Observed is what a short profiled run of a test's steps saw.
 type Observed struct {
@@ -119,28 +119,4 @@ type Observed struct {
 	// is the kernels running slower in the step than alone.
 	OutsideMs float64
 	Steps     *engine.StepProfile // the experts' routing and the weights' placement
-}
-
-// Observe runs a few of t's steps on a profiled context, as measured.
-func Observe(m *engine.Model, t point.Point) (Observed, error) {
-	if t.NGen > 0 {
-		t.NGen = min(t.NGen, outsideSteps)
-	} else {
-		t.NPrompt = min(t.NPrompt, max(1, t.UBatch()/max(t.Parallel, 1))) // one prefill step
-	}
-	sp, err := profiled(m, t, func(s *session) (*engine.StepProfile, error) {
-		s.c.SetStepDelay(t.StepDelay) // the same loop as measured
-		if err := s.setDepth(t.Parallel, t.NDepth); err != nil {
-			return nil, err
-		}
-		s.depth = -1
-		if t.NGen == 0 {
-			return s.c.ProfilePrefill(t.Parallel, t.NPrompt, t.NDepth)
-		}
-		return s.c.ProfileSteps(t.Parallel, t.NDepth, t.NGen)
-	})
-	if err != nil {
-		return Observed{}, err
-	}
-	return Observed{OutsideMs: float64(sp.BuildNs+sp.TailNs) / 1e6 / float64(max(sp.Steps, 1)), Steps: sp}, nil
 }

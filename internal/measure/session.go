@@ -28,6 +28,44 @@ func newSession(m *engine.Model, p point.Point, nctx int) (*session, error) {
 	return newSessionOf(m.NewContext, p, nctx)
 }
 
+// newObservedSession is newSession with a context whose steps can be
+// observed after they are timed (observe): a point that splits its step
+// or counts a mixture's experts is observed in its own context, at its
+// own depth, not in a second one filled again.
+func newObservedSession(m *engine.Model, p point.Point, nctx int) (*session, error) {
+	if !p.Kernels && m.Meta.NExpert == 0 {
+		return newSession(m, p, nctx)
+	}
+	return newSessionOf(m.NewProfiledContext, p, nctx)
+}
+
+// observe runs a few of p's steps (a prefill: one ubatch) at p's depth,
+// observed at their first and last nodes (the rest computed together, as
+// measured): the time outside the graph's nodes, a mixture's routing and
+// where its weights live.
+func (s *session) observe(p point.Point) (Observed, error) {
+	if err := s.setDepth(p.Parallel, p.NDepth); err != nil {
+		return Observed{}, err
+	}
+	s.depth = -1
+	var sp *engine.StepProfile
+	var err error
+	if p.NGen > 0 {
+		n := min(p.NGen, outsideSteps)
+		sp, err = s.c.ObserveSteps(p.Parallel, p.NDepth, n)
+		s.depth = p.NDepth + n
+	} else {
+		n := min(p.NPrompt, max(1, p.UBatch()/max(p.Parallel, 1))) // one prefill step
+		sp, err = s.c.ObservePrefill(p.Parallel, n, p.NDepth)
+		s.depth = p.NDepth + n
+	}
+	if err != nil {
+		s.depth = -1
+		return Observed{}, err
+	}
+	return Observed{OutsideMs: float64(sp.BuildNs+sp.TailNs) / 1e6 / float64(max(sp.Steps, 1)), Steps: sp}, nil
+}
+
 // newSessionOf is newSession with a context made by make (a profiled one).
 func newSessionOf(make func(engine.ContextOptions) (*engine.Context, error), p point.Point, nctx int) (*session, error) {
 	o := engine.ContextOptions{
@@ -55,6 +93,31 @@ func (s *session) warmup(p point.Point) error {
 	}
 	s.c.Clear()
 	s.depth = 0
+	return nil
+}
+
+// warmTest runs p's test once, uncounted, at its depth, as llama-bench
+// warms each test up: the whole prompt for pp, one step for tg. Its
+// tokens are trimmed before the repetitions (free).
+func (s *session) warmTest(p point.Point) error {
+	if err := s.setDepth(p.Parallel, p.NDepth); err != nil {
+		return err
+	}
+	s.depth = -1
+	pos := p.NDepth
+	if p.NPrompt > 0 {
+		if err := s.c.Prefill(p.Parallel, p.NPrompt, pos); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+		pos += p.NPrompt
+	}
+	if p.NGen > 0 {
+		if err := s.c.Step(p.Parallel, pos, nil); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+		pos++
+	}
+	s.depth = pos
 	return nil
 }
 
@@ -241,6 +304,9 @@ func (r *repetitions) mark(rec *record.Record, ns []float64, out []int) {
 			len(noise.Outliers), len(ns), noise.Outliers, map[bool]string{true: ": left out (--drop-outliers)", false: ": kept; --drop-outliers leaves them out"}[r.p.DropOutliers]))
 	}
 	if w := dragged(rec.SamplesTs); w != "" {
+		noise.Warnings = append(noise.Warnings, w)
+	}
+	if w := rec.Unsteady(); w != "" {
 		noise.Warnings = append(noise.Warnings, w)
 	}
 	noise.Quiet = len(noise.Warnings) == 0

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/tokbench/tokbench/internal/safefile"
 )
 
 // fileSHA256 is the SHA-256 of a file's content, in hex.
@@ -32,6 +34,21 @@ type digestEntry struct {
 	SHA256  string    `json:"sha256"`
 }
 
+// IsSHA256 says whether s is a SHA-256 as tokbench writes one: 64
+// lowercase hexadecimal digits. A cached digest of another form is
+// damaged and computed again.
+func IsSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // ModelDigest is a model file's SHA-256: its identity in baselines, the
 // same under any path or name. The cache folder (cacheDir; "" for none)
 // keeps it by the file's path, size and modification time, so a model is
@@ -48,7 +65,7 @@ func ModelDigest(path, cacheDir string) (string, error) {
 	if cacheDir != "" {
 		var e digestEntry
 		if b, err := os.ReadFile(entry); err == nil && json.Unmarshal(b, &e) == nil &&
-			e.Path == want.Path && e.Size == want.Size && e.ModTime.Equal(want.ModTime) && e.SHA256 != "" {
+			e.Path == want.Path && e.Size == want.Size && e.ModTime.Equal(want.ModTime) && IsSHA256(e.SHA256) {
 			return e.SHA256, nil
 		}
 	}
@@ -60,7 +77,7 @@ func ModelDigest(path, cacheDir string) (string, error) {
 		// the measurement.
 		if os.MkdirAll(filepath.Dir(entry), 0o755) == nil {
 			b, _ := json.Marshal(want)
-			os.WriteFile(entry, b, 0o644)
+			safefile.Write(entry, b, 0o644)
 		}
 	}
 	return want.SHA256, nil

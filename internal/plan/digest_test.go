@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -34,19 +35,31 @@ func TestModelDigest(t *testing.T) {
 		t.Error("a flipped byte kept the digest")
 	}
 	// The cache answers for an unchanged file without reading it: a
-	// planted entry is believed, until the file changes.
-	entries, _ := filepath.Glob(filepath.Join(cache, "digest", "*.json"))
-	for _, e := range entries {
-		var d digestEntry
-		b, _ := os.ReadFile(e)
-		json.Unmarshal(b, &d)
-		if d.Path == mustAbs(a) {
-			d.SHA256 = "planted"
-			b, _ = json.Marshal(d)
-			os.WriteFile(e, b, 0o644)
+	// planted entry of a digest's form is believed, until the file
+	// changes; one of any other form (a path, a short string) is
+	// computed again.
+	plant := func(sha string) {
+		entries, _ := filepath.Glob(filepath.Join(cache, "digest", "*.json"))
+		for _, e := range entries {
+			var d digestEntry
+			b, _ := os.ReadFile(e)
+			json.Unmarshal(b, &d)
+			if d.Path == mustAbs(a) {
+				d.SHA256 = sha
+				b, _ = json.Marshal(d)
+				os.WriteFile(e, b, 0o644)
+			}
 		}
 	}
-	if got, _ := ModelDigest(a, cache); got != "planted" {
+	for _, bad := range []string{"abc", "../../x/evil0000", strings.Repeat("G", 64)} {
+		plant(bad)
+		if got, _ := ModelDigest(a, cache); got != da {
+			t.Errorf("cached %q: digest %s", bad, got)
+		}
+	}
+	planted := strings.Repeat("0", 64)
+	plant(planted)
+	if got, _ := ModelDigest(a, cache); got != planted {
 		t.Errorf("cache not used: %s", got)
 	}
 	later := time.Now().Add(time.Minute)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 )
@@ -216,6 +217,33 @@ func (cr *CacheReader) Read(n, ids []int32, logp []float32, tail []float64, next
 		if err != nil {
 			return fmt.Errorf("quality cache %s: cut short (remove it): %w", cr.f.Name(), err)
 		}
+		if err := cr.check(ids[r*k:r*k+int(m)], logp[r*k:r*k+int(m)], tail[r], next[r]); err != nil {
+			return fmt.Errorf("quality cache %s: damaged (remove it; the next evaluation makes it again): %w", cr.f.Name(), err)
+		}
+	}
+	return nil
+}
+
+// logpSlack is how far above 0 a stored log-probability may round.
+const logpSlack = 1e-3
+
+// check says what of a row read back cannot be the base's: a token
+// outside the vocabulary, a log-probability that is not one, a tail mass
+// outside [0, 1].
+func (cr *CacheReader) check(ids []int32, logp []float32, tail float64, next float32) error {
+	for i, id := range ids {
+		if id < 0 || (cr.key.Vocab > 0 && int(id) >= cr.key.Vocab) {
+			return fmt.Errorf("token id %d outside the vocabulary of %d", id, cr.key.Vocab)
+		}
+		if lp := float64(logp[i]); math.IsNaN(lp) || lp > logpSlack {
+			return fmt.Errorf("log-probability %g of token %d is not one (at most 0)", lp, id)
+		}
+	}
+	if math.IsNaN(tail) || tail < 0 || tail > 1 {
+		return fmt.Errorf("tail mass %g outside 0 to 1", tail)
+	}
+	if n := float64(next); math.IsNaN(n) || n > logpSlack {
+		return fmt.Errorf("the next token's log-probability %g is not one", n)
 	}
 	return nil
 }

@@ -29,6 +29,8 @@ type Sampler struct {
 	devs  []nvml.Device
 	gpm   []*gpmState
 	host  *hostReader
+	// hostEvery: the host is read every hostEvery-th tick (HostRate).
+	hostEvery, ticks int
 
 	mu   sync.Mutex
 	ring []gpu.Sample
@@ -43,6 +45,11 @@ const (
 	MinRate     = 1
 	MaxRate     = 200
 	DefaultRate = 20
+	// HostRate is the most the host is read per second: what it reports
+	// (RSS, available memory, CPU use) moves slowly, and on a small
+	// machine each wake-up of the sampler takes a core from the
+	// benchmark's threads. A host alone is sampled at this rate.
+	HostRate = 2
 )
 
 // NewSampler samples the given NVML devices (none: host only) at hz,
@@ -51,13 +58,17 @@ func NewSampler(lib nvml.Interface, devs []nvml.Device, hz, capacity int) (*Samp
 	if hz < MinRate || hz > MaxRate {
 		return nil, fmt.Errorf("sample rate %d Hz: use %d to %d", hz, MinRate, MaxRate)
 	}
+	if len(devs) == 0 {
+		hz = min(hz, HostRate)
+	}
 	s := &Sampler{
-		rate:  time.Second / time.Duration(hz),
-		epoch: time.Now(),
-		now:   time.Now,
-		devs:  devs,
-		host:  newHostReader(),
-		ring:  make([]gpu.Sample, capacity),
+		rate:      time.Second / time.Duration(hz),
+		epoch:     time.Now(),
+		now:       time.Now,
+		devs:      devs,
+		host:      newHostReader(),
+		hostEvery: max(1, hz/HostRate),
+		ring:      make([]gpu.Sample, capacity),
 	}
 	for _, d := range devs {
 		s.gpm = append(s.gpm, newGPM(lib, d))
@@ -79,7 +90,7 @@ func (s *Sampler) Start() {
 				s.SampleNow()
 				return
 			case <-t.C:
-				s.SampleNow()
+				s.tick()
 			}
 		}
 	}()
@@ -99,13 +110,24 @@ func (s *Sampler) Stop() {
 }
 
 // SampleNow takes one sample of every device and of the host.
-func (s *Sampler) SampleNow() {
+func (s *Sampler) SampleNow() { s.sample(true) }
+
+// tick samples the devices, and the host every hostEvery ticks.
+func (s *Sampler) tick() {
+	s.ticks++
+	s.sample(s.ticks%s.hostEvery == 0)
+}
+
+func (s *Sampler) sample(host bool) {
 	t := s.now().Sub(s.epoch).Nanoseconds()
 	for i, d := range s.devs {
 		var smp gpu.Sample
 		smp.T, smp.Dev = t, int8(i)
 		readDevice(d, s.gpm[i], &smp)
 		s.put(&smp)
+	}
+	if !host {
+		return
 	}
 	var h gpu.Sample
 	h.T, h.Dev = t, -1

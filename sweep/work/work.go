@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/internal/halt"
 	"github.com/tokbench/tokbench/internal/measure"
 	"github.com/tokbench/tokbench/internal/telemetry"
 	"github.com/tokbench/tokbench/point"
@@ -99,14 +100,24 @@ func ServeWorker(r io.Reader, w io.Writer) int {
 	}
 	var stop atomic.Bool
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	go func() {
 		<-sig
+		if halt.Signal() { // making a model or probing: nothing measured yet
+			os.Exit(halt.ExitCode)
+		}
 		stop.Store(true)
 	}()
 	out := bufio.NewWriter(w)
 	send := func(ev sweep.WorkerEvent) error {
-		b, _ := json.Marshal(ev)
+		if ev.Record != nil {
+			r := record.Writable(*ev.Record)
+			ev.Record = &r
+		}
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("sweep-worker: %w", err)
+		}
 		out.Write(append(b, '\n'))
 		return out.Flush()
 	}

@@ -1,0 +1,102 @@
+// Package safefile writes files so that a reader sees the old content or
+// the new, never a part: the data goes to a temporary file beside the
+// target, is synced and renamed over it.
+package safefile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Write replaces path with data (perm for a new file) atomically.
+func Write(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(perm)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// File is an output being written under a temporary name beside its
+// path: Commit puts it in place whole; Close without Commit removes it,
+// leaving whatever was at path as it was.
+type File struct {
+	*os.File
+	path string
+	done bool
+}
+
+// Create starts writing path. The temporary file is created exclusively
+// (a planted file or link is never written through) with a name of this
+// process's own.
+func Create(path string) (*File, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return &File{File: tmp, path: path}, nil
+}
+
+// Commit syncs the file and renames it onto its path.
+func (f *File) Commit(perm os.FileMode) error {
+	err := f.Chmod(perm)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), f.path)
+	}
+	f.done = true
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// Close removes the file unless it was committed.
+func (f *File) Close() error {
+	if f.done {
+		return nil
+	}
+	f.done = true
+	f.File.Close()
+	return os.Remove(f.Name())
+}
+
+// NotAnInput says, as an error, that out is one of inputs (the same file,
+// through any link or name): writing it would replace what is being read.
+func NotAnInput(out string, inputs ...string) error {
+	so, err := os.Stat(out)
+	if err != nil {
+		return nil
+	}
+	for _, in := range inputs {
+		if si, err := os.Stat(in); err == nil && os.SameFile(so, si) {
+			return fmt.Errorf("the output %s is the input %s: give another --out", out, in)
+		}
+	}
+	return nil
+}

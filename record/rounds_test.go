@@ -1,0 +1,40 @@
+package record
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// The interval covers a rerun: the repetitions' interval and the spread
+// between processes, for both runs.
+func TestCoverReruns(t *testing.T) {
+	var r Result
+	r.SetRates([]float64{1e9, 1e9, 1e9}, 100, 1)
+	if r.CI95RepsTs != 0 || r.CI95Ts != 0 {
+		t.Fatalf("identical repetitions: %v %v", r.CI95RepsTs, r.CI95Ts)
+	}
+	r.CoverReruns(0.02, "assumed")
+	want := math.Sqrt2 * 1.96 * 0.02 * 100
+	if math.Abs(r.CI95Ts-want) > 1e-9 || r.CIBasis != "assumed" {
+		t.Errorf("ci95 %v, want %v", r.CI95Ts, want)
+	}
+	// Recomputed rates keep the spread between processes.
+	r.SetRates([]float64{1e9, 1.1e9}, 100, 1)
+	if r.CI95Ts <= r.CI95RepsTs || r.ProcessCV != 0.02 {
+		t.Errorf("ci95 %v, reps %v, cv %v", r.CI95Ts, r.CI95RepsTs, r.ProcessCV)
+	}
+}
+
+// Two repetitions 40% apart are flagged however few they are.
+func TestUnsteady(t *testing.T) {
+	var r Result
+	r.SetRates([]float64{1e9, 1.4e9}, 100, 1)
+	if w := r.Unsteady(); !strings.Contains(w, "2 repetitions vary by") || !strings.Contains(w, "raise -r") {
+		t.Errorf("%q", w)
+	}
+	r.SetRates([]float64{1e9, 1.01e9}, 100, 1)
+	if w := r.Unsteady(); w != "" {
+		t.Errorf("steady flagged: %q", w)
+	}
+}

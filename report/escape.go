@@ -1,0 +1,47 @@
+package report
+
+import (
+	"encoding/csv"
+	"strconv"
+	"strings"
+)
+
+// Output that a spreadsheet, a Markdown viewer or a database reads is
+// inert, whatever a field holds (a model's file name, a failure's reason).
+
+// mdReplacer keeps a cell one cell of plain text: a | would end it, < and
+// & would start raw HTML, a newline the row.
+var mdReplacer = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;", "\n", " ", "\r", " ")
+
+// mdRow is a Markdown table row of cells.
+func mdRow(cells []string) string {
+	esc := make([]string, len(cells))
+	for i, c := range cells {
+		esc[i] = mdReplacer.Replace(c)
+	}
+	return "| " + strings.Join(esc, " | ") + " |"
+}
+
+// csvWriter writes rows whose cells a spreadsheet takes as text: a cell
+// that starts as a formula does (=, +, -, @, a tab or a carriage return)
+// and is not a number gets a leading apostrophe.
+type csvWriter struct{ *csv.Writer }
+
+func (w csvWriter) Write(row []string) error {
+	safe := make([]string, len(row))
+	for i, c := range row {
+		safe[i] = c
+		if formula(c) {
+			safe[i] = "'" + c
+		}
+	}
+	return w.Writer.Write(safe)
+}
+
+func formula(c string) bool {
+	if c == "" || !strings.ContainsRune("=+-@\t\r", rune(c[0])) {
+		return false
+	}
+	_, err := strconv.ParseFloat(c, 64)
+	return err != nil
+}
