@@ -57,7 +57,7 @@ export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS) $(QUIET)
 ARM64_BIN   ?= bin/arm64/tokbench
 ARM64_FLAGS ?= -O3 -march=armv8.2-a+dotprod+fp16
 
-.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-split bench-roofline bench-moe bench-quality cuda vulkan gpu-bundle clean env
+.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-split bench-compare bench-roofline bench-moe bench-quality cuda vulkan gpu-bundle clean env
 
 all: build
 
@@ -81,7 +81,12 @@ arm64-check: arm64
 
 # The main job on an embedded default: a synthetic SmolLM-135M-shaped
 # model (Q8_0) made once in the cache, then a short benchmark.
-demo: build
+# The build's own output (compiler lines and warnings) goes to a log, so
+# that a first demo shows its answer; a failed build prints it.
+demo:
+	@mkdir -p build
+	@echo "building tokbench (a first build compiles llama.cpp: minutes; its output in build/demo-build.log)"
+	@$(MAKE) --no-print-directory build >build/demo-build.log 2>&1 || { cat build/demo-build.log; exit 1; }
 	$(BIN) run --synth smollm-135m --synth-type q8_0 -p 128 -n 32 -r 3
 
 vet:
@@ -119,7 +124,7 @@ fuzz-load:
 # then fuzzed further for FUZZTIME: no hang, crash, abort or exit outside
 # 0, 1, 2 and 130.
 fuzz-flags: build
-	TOKBENCH_FUZZ_ALL=1 $(GO) test ./cmd/tokbench -run 'FuzzNumericFlags|FuzzFileNumbers' -count=1 -timeout 60m
+	TOKBENCH_FUZZ_ALL=1 $(GO) test ./cmd/tokbench -run 'FuzzNumericFlags|FuzzFileNumbers|FuzzFleetStrings|TestHostilePaths' -count=1 -timeout 60m
 	$(GO) test ./cmd/tokbench -run '^$$' -fuzz FuzzNumericFlags -fuzztime $(FUZZTIME)
 
 # tokbench run against a plain C loop over the same llama.cpp (bench/cref).
@@ -137,6 +142,11 @@ bench-sweep: build
 # its measuring (target: at most 0.5).
 bench-split: build
 	scripts/bench-split.sh
+
+# How often compare calls a 5% slowdown, and a rerun of the same build,
+# significant (10 tries of tg64 -r 5).
+bench-compare: build
+	scripts/bench-compare.sh
 
 # The sampler's cost: tg/pp t/s with telemetry at 20 Hz against without.
 bench-telemetry: build

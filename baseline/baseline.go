@@ -229,19 +229,27 @@ func Compare(f *File, recs []record.Record, alpha, minEffect float64) ([]Row, er
 		}
 		row.Old = p.MedianTs
 		row.Delta = (row.New - row.Old) / row.Old
-		row.P, row.Warning = mannWhitney(p.SamplesTs, r.SamplesTs, alpha)
-		switch {
-		case row.P >= alpha || math.Abs(row.Delta) < minEffect:
-			row.Verdict = Same
-		case row.Delta < 0:
-			row.Verdict, row.Regression = Slower, true
-		default:
-			row.Verdict = Faster
-		}
+		row.P, row.Warning, row.Verdict = judge(p.SamplesTs, r.SamplesTs, row.Delta, alpha, minEffect)
+		row.Regression = row.Verdict == Slower
 		rows = append(rows, row)
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Model < rows[j].Model })
 	return rows, nil
+}
+
+// judge is the verdict on a change of delta (relative, new against old)
+// between two sets of samples: a change when the Mann–Whitney p-value is
+// below alpha and the change is at least minEffect. Baselines and the
+// comparison of two files both judge with it.
+func judge(old, new []float64, delta, alpha, minEffect float64) (p float64, warning string, v Verdict) {
+	p, warning = stats.MannWhitney(old, new, alpha)
+	switch {
+	case p >= alpha || math.Abs(delta) < minEffect:
+		return p, warning, Same
+	case delta < 0:
+		return p, warning, Slower
+	}
+	return p, warning, Faster
 }
 
 // Matched counts the rows that had a baseline point.

@@ -3,6 +3,7 @@ package baseline
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 
 	"github.com/tokbench/tokbench/record"
 )
@@ -18,7 +19,18 @@ func identity(r *record.Record) string {
 		model = fmt.Sprintf("params=%d|ftype=%s|sha256=%s", r.ModelParams, r.ModelFileType, r.ModelSHA256)
 	}
 	k := r.Key
-	return fmt.Sprintf("%s|p=%d|n=%d|d=%d|np=%d|b=%d|ub=%d|t=%d|ngl=%d|sm=%s|mg=%d|fa=%s|ctk=%s|ctv=%s|sampling=%s",
-		model, r.NPrompt, r.NGen, r.NDepth, r.NParallel, r.NBatch, r.NUBatch, r.NThreads, r.NGPULayers, r.SplitMode, r.MainGPU,
+	return fmt.Sprintf("%s|p=%d|n=%d|d=%d|np=%d|b=%d|ub=%d|t=%d|ngl=%s|sm=%s|mg=%d|fa=%s|ctk=%s|ctv=%s|sampling=%s",
+		model, r.NPrompt, r.NGen, r.NDepth, r.NParallel, r.NBatch, r.NUBatch, r.NThreads, layers(r), r.SplitMode, r.MainGPU,
 		r.FlashAttn, r.TypeK, r.TypeV, k.Sampling)
+}
+
+// layers is the record's GPU layers as a baseline knows them: "all" for
+// every layer of the model, however it was written (-1; 99, as given; or
+// the layer count plus one, as tokbench wrote it before it wrote what was
+// given), so that baselines of either match.
+func layers(r *record.Record) string {
+	if r.NGPULayers < 0 || (r.ModelNLayer > 0 && r.NGPULayers > r.ModelNLayer) {
+		return "all"
+	}
+	return strconv.Itoa(r.NGPULayers)
 }

@@ -50,3 +50,14 @@ func GPUs() []gpu.Device {
 	}
 	return out
 }
+
+// gpuCount is how many GPUs the loaded backends offer (-mg counts them).
+func gpuCount() int {
+	n := 0
+	for _, d := range Devices() {
+		if d.Type == "gpu" || d.Type == "igpu" {
+			n++
+		}
+	}
+	return n
+}

@@ -22,7 +22,17 @@ func checkDisk(path string, need int64, what string) error {
 	if !ok || need <= free {
 		return nil
 	}
-	gib := func(b int64) float64 { return float64(b) / (1 << 30) }
-	return fmt.Errorf("%s needs about %.1f GiB on %s, which has %.1f GiB free: free space there, write elsewhere (--out, or TOKBENCH_CACHE for --synth), or choose a smaller preset or type",
-		what, gib(need), dir, gib(free))
+	return fmt.Errorf("%s needs about %s on %s, which has %s free: free space there, write elsewhere (--out, or TOKBENCH_CACHE for --synth), or choose a smaller preset or type",
+		what, size(need), dir, size(free))
+}
+
+// size is a byte count in the unit that shows it: 1.2 GiB, 3.4 MiB, 512 KiB.
+func size(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10))
 }

@@ -145,16 +145,36 @@ func lastError() string {
 
 func clearError() { C.tb_clear_error() }
 
-// cerr makes an error from a failed C call, adding llama.cpp's own words.
+// cerr makes an error from a failed C call, adding llama.cpp's own words:
+// the first error it logged (the cause) and the last (what failed). Memory
+// the process could not get is said as such, whatever the hint.
 func cerr(what, hint string) error {
 	msg := what
-	if le := lastError(); le != "" {
-		msg += ": llama.cpp: " + le
+	var buf [1024]C.char
+	C.tb_first_error(&buf[0], C.int(len(buf)))
+	first, last := strings.TrimSpace(C.GoString(&buf[0])), lastError()
+	switch {
+	case first != "" && first != last:
+		msg += ": llama.cpp: " + first + "; " + last
+	case last != "":
+		msg += ": llama.cpp: " + last
 	}
-	if hint != "" {
+	if hint = memoryHint(msg, hint); hint != "" {
 		msg += " (" + hint + ")"
 	}
 	return errors.New(msg)
+}
+
+// memoryHint is the hint for a failure llama.cpp's words say was memory
+// the process could not get (under ulimit -v the load fails with
+// std::bad_alloc, which reads like a damaged file otherwise); hint if not.
+func memoryHint(msg, hint string) string {
+	for _, s := range []string{"bad_alloc", "Cannot allocate memory", "failed to allocate"} {
+		if strings.Contains(msg, s) {
+			return "the process could not get the memory: check the limits it runs under (ulimit -v, a container's) and what is free"
+		}
+	}
+	return hint
 }
 
 // SystemInfo is llama.cpp's description of the compiled-in CPU features.

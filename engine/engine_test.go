@@ -453,3 +453,18 @@ func TestThreadPoolLivesWithTheContext(t *testing.T) {
 		}
 	}
 }
+
+// A load that failed for want of memory (ulimit -v: std::bad_alloc) says
+// so, not "check that the file is complete"; other failures keep their hint.
+func TestMemoryHint(t *testing.T) {
+	const file = "check that the file is a complete model"
+	for msg, want := range map[string]string{
+		"load model m.gguf: llama.cpp: llama_model_load: error loading model: std::bad_alloc; failed to load model": "ulimit -v",
+		"llama.cpp: mmap failed: Cannot allocate memory":                                                            "ulimit -v",
+		"load model m.gguf: llama.cpp: unknown model architecture: 'mamba9'":                                        file,
+	} {
+		if got := memoryHint(msg, file); !strings.Contains(got, want) {
+			t.Errorf("%s: hint %q", msg, got)
+		}
+	}
+}

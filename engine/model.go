@@ -37,6 +37,14 @@ type Model struct {
 // llama.cpp.
 func LoadModel(f plan.File, opts ModelOptions) (*Model, error) {
 	path, h := f.Path, f.H
+	if opts.Split == point.SplitNone && opts.NGPULayers != 0 {
+		// llama.cpp's own words ("invalid value for main_gpu") read like a
+		// broken file on a build without a GPU.
+		if n := gpuCount(); opts.MainGPU >= n {
+			return nil, point.Inputf("-sm none -mg %d: this build sees %d GPUs (tokbench devices lists them), so there is no GPU %d to put the model on: leave out -sm none and -mg, or give a GPU backend (--backend-dir)",
+				opts.MainGPU, n, opts.MainGPU)
+		}
+	}
 	p := C.llama_model_default_params()
 	p.n_gpu_layers = C.int32_t(opts.NGPULayers)
 	if opts.NGPULayers < 0 {

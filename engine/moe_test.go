@@ -41,8 +41,9 @@ func TestSynthesizeMixturesOfExperts(t *testing.T) {
 		x := f.Experts(h)
 		e, fx := int64(c.s.NEmbd), int64(c.s.ExpertFF())
 		if h.Arch != c.s.ArchName() || x.Count != int64(c.s.NExpert) || x.Used != int64(c.s.NExpertUsed) ||
-			x.Params != int64(c.s.NLayer)*int64(c.s.NExpert)*3*e*fx || expertLayers(f) != c.s.NLayer {
-			t.Errorf("%s: arch %s, experts %+v", p, h.Arch, x)
+			x.Params != int64(c.s.NLayer)*int64(c.s.NExpert)*3*e*fx || expertLayers(f) != c.s.NLayer ||
+			int64(len(f.Tensors)) != c.s.Tensors() {
+			t.Errorf("%s: arch %s, experts %+v, %d tensors (preset says %d)", p, h.Arch, x, len(f.Tensors), c.s.Tensors())
 		}
 		m, err := loadFile(p, allOnGPU)
 		if err != nil {
@@ -166,16 +167,7 @@ func TestExpertPlacementRead(t *testing.T) {
 // A prefill's last layer routes only the token whose logits are wanted:
 // its top-k node is counted apart, with the k experts of that token.
 func TestPrefillLastLayerRouting(t *testing.T) {
-	s := preset.Presets["tiny-moe"]
-	p := filepath.Join(t.TempDir(), "m.gguf")
-	if err := Synthesize(s, p, SynthOptions{Type: "q8_0", Seed: 7}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := loadFile(p, allOnGPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := synthLoaded(t, preset.Presets["tiny-moe"], 7)
 	c, err := m.NewProfiledContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 1, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -204,6 +196,12 @@ func TestCheckDisk(t *testing.T) {
 	if err := checkDisk(filepath.Join(dir, "m.gguf"), 1<<20, "synth"); err != nil {
 		t.Errorf("1 MiB: %v", err)
 	}
+	// A cache of a megabyte is said in MiB, not "0.0 GiB".
+	for b, want := range map[int64]string{3 << 30: "3.0 GiB", 1<<20 + 1<<19: "1.5 MiB", 512 << 10: "512 KiB"} {
+		if got := size(b); got != want {
+			t.Errorf("size(%d) = %s, want %s", b, got, want)
+		}
+	}
 }
 
 // expertLayers counts the layers that hold expert tensors.
@@ -215,4 +213,49 @@ func expertLayers(f *gguf.File) int {
 		}
 	}
 	return len(layers)
+}
+
+// The most experts per token the preset check lets through is one llama.cpp
+// builds a graph for (one more aborted the process with GGML_ASSERT), so
+// the check is no looser than llama.cpp; and one more is refused.
+func TestExpertGraphRoom(t *testing.T) {
+	s := preset.Presets["tiny-moe"]
+	s.NExpert, s.NFF = 512, 32
+	for s.NExpertUsed = 1; ; s.NExpertUsed++ {
+		if s.Check() != nil {
+			break
+		}
+	}
+	if s.NExpertUsed < 200 {
+		t.Fatalf("refused from %d experts used; llama.cpp takes 226 for this shape", s.NExpertUsed)
+	}
+	s.NExpertUsed--
+	m := synthLoaded(t, s, 1)
+	ctx, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 16, NUBatch: 16, NSeqMax: 1, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	if err := ctx.Prefill(1, 8, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.Step(1, 8, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// synthLoaded synthesizes s in Q8_0 and loads it, closed when the test
+// ends.
+func synthLoaded(t *testing.T, s preset.Shape, seed uint64) *Model {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "m.gguf")
+	if err := Synthesize(s, p, SynthOptions{Type: "q8_0", Seed: seed}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := loadFile(p, allOnGPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m
 }

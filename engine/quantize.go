@@ -16,6 +16,7 @@ import (
 
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/internal/halt"
+	"github.com/tokbench/tokbench/point"
 )
 
 // QuantizeOptions are the knobs of llama_model_quantize tokbench exposes.
@@ -35,10 +36,10 @@ func Quantize(in, out, typ string, opts QuantizeOptions) error {
 		return err
 	}
 	if same(in, out) {
-		return fmt.Errorf("quantize: output %s is the input file: choose another output path", out)
+		return point.Inputf("quantize: --out %s is the input file: choose another output path", out)
 	}
 	if st, err := os.Stat(out); err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("quantize: output %s is not a file (a folder?): give a file's path", out)
+		return point.Inputf("quantize: --out %s is not a file (a folder?): give a file's path", out)
 	}
 	// The model is written under a name of this process's own beside
 	// out and renamed onto it when whole: a failure or a signal leaves

@@ -11,6 +11,10 @@ static int tb_min_level = GGML_LOG_LEVEL_ERROR;
 static int tb_last_level = GGML_LOG_LEVEL_NONE;
 static pthread_mutex_t tb_err_mu = PTHREAD_MUTEX_INITIALIZER;
 static char tb_err[1024];
+// The first error since the last clear: llama.cpp logs the cause (mmap
+// failed: Cannot allocate memory) before the consequence (failed to load
+// model).
+static char tb_first[1024];
 // Set once a computation is aborted on purpose (cancel, deadline): the
 // errors llama.cpp then logs are expected, not news.
 static int tb_aborting = 0;
@@ -25,6 +29,7 @@ static void tb_log(enum ggml_log_level level, const char *text, void *ud) {
         snprintf(tb_err, sizeof tb_err, "%s", text);
         size_t n = strlen(tb_err);
         while (n > 0 && (tb_err[n - 1] == '\n' || tb_err[n - 1] == ' ')) tb_err[--n] = 0;
+        if (lv >= GGML_LOG_LEVEL_ERROR && tb_first[0] == 0) memcpy(tb_first, tb_err, n + 1);
         pthread_mutex_unlock(&tb_err_mu);
     }
     if (lv >= tb_min_level && !__atomic_load_n(&tb_aborting, __ATOMIC_RELAXED)) {
@@ -43,9 +48,16 @@ void tb_last_error(char *buf, int n) {
     pthread_mutex_unlock(&tb_err_mu);
 }
 
+void tb_first_error(char *buf, int n) {
+    pthread_mutex_lock(&tb_err_mu);
+    snprintf(buf, n, "%s", tb_first);
+    pthread_mutex_unlock(&tb_err_mu);
+}
+
 void tb_clear_error(void) {
     pthread_mutex_lock(&tb_err_mu);
     tb_err[0] = 0;
+    tb_first[0] = 0;
     pthread_mutex_unlock(&tb_err_mu);
     __atomic_store_n(&tb_aborting, 0, __ATOMIC_RELAXED);
 }

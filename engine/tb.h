@@ -15,6 +15,7 @@
 void tb_log_init(int min_level);
 void tb_last_error(char *buf, int n);
 void tb_clear_error(void);
+void tb_first_error(char *buf, int n);
 
 // Aborts: tb_abort_init makes every ggml/llama.cpp assertion print one
 // line ("tokbench: llama.cpp aborted: FILE:LINE: ...") and exit with

@@ -123,6 +123,10 @@ func (f *File) checkHparams(arch string, nLayer int64) error {
 	if bad != "" {
 		return fmt.Errorf("metadata %s.%s: corrupt model file (llama.cpp aborts on this file)", arch, bad)
 	}
+	if need, room := MoEGraph(nLayer, used, int64(len(f.Tensors))); need > room {
+		return fmt.Errorf("metadata %s.expert_used_count %d: %d layers of %d experts each need about %d graph nodes, more than the %d llama.cpp makes room for, and it aborts (GGML_ASSERT(obj_new)); use fewer experts per token or fewer layers",
+			arch, used, nLayer, used, need, room)
+	}
 	// llama-model.cpp:574: an unknown rope scaling type is asserted on.
 	if v, ok := f.KV[arch+".rope.scaling.type"]; ok {
 		switch v.Str {
@@ -166,4 +170,18 @@ func (t ValueType) String() string {
 		return valueTypeNames[t]
 	}
 	return "type " + strconv.Itoa(int(t))
+}
+
+// MoEGraph is the graph nodes a mixture's step needs, about, and the room
+// llama.cpp gives them (llama-context.cpp, graph_max_nodes: at least 1024,
+// 8 per tensor). Each layer routes through 2 nodes per expert used
+// (llama-graph.cpp, build_moe_ffn: a view and an add each) and about 60
+// others; measured on the pinned llama.cpp, 2 layers abort from 227
+// experts used, 4 from 100, 8 from 36. Real models are far inside it;
+// synthetic ones with hundreds of experts used are not.
+func MoEGraph(nLayer, used, nTensors int64) (need, room int64) {
+	if used <= 0 {
+		return 0, 1
+	}
+	return nLayer*(2*used+60) + 6, max(1024, 8*nTensors)
 }

@@ -231,6 +231,10 @@ func TestValidateRefusesInconsistentModels(t *testing.T) {
 		{"rope scaling", func(f *File) { f.KV["llama.rope.scaling.type"] = Value{Type: TypeString, Str: "cubic"} }, `rope.scaling.type is "cubic"`},
 		{"experts used", func(f *File) { f.KV["llama.expert_used_count"] = Value{Type: TypeUint32, Uint: 2} }, "expert_used_count 2 is outside 0..expert_count (0)"},
 		{"too many experts", func(f *File) { f.KV["llama.expert_count"] = Value{Type: TypeUint32, Uint: 513} }, "expert_count 513"},
+		{"graph room", func(f *File) {
+			f.KV["llama.expert_count"] = Value{Type: TypeUint32, Uint: 512}
+			f.KV["llama.expert_used_count"] = Value{Type: TypeUint32, Uint: 240}
+		}, "expert_used_count 240: 2 layers of 240 experts each need about"},
 		{"float head counts", func(f *File) {
 			f.KV["llama.attention.head_count_kv"] = Value{Type: TypeArray, ArrType: TypeFloat32, ArrLen: 2}
 		}, "array of 2 int32/uint32"},

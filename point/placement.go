@@ -184,8 +184,6 @@ func (p Point) CheckKnobs() error {
 		return Inputf("--poll %s runs no thread pool, which -C, --cpu-strict and --prio set up: drop them or give a poll level", NoPool)
 	case p.Prio < -1 || p.Prio > 3:
 		return Inputf("--prio %d: give -1 (low), 0 (normal), 1 (medium), 2 (high) or 3 (realtime)", p.Prio)
-	case p.CPUStrict && p.CPUMask == "":
-		return Inputf("--cpu-strict pins threads to the CPUs of -C: give a mask too, e.g. -C 0xF")
 	case p.Delay < 0 || p.Delay > time.Hour:
 		return Inputf("--delay %s: give 0 to 1h", p.Delay)
 	case p.PG[0] < 0 || p.PG[1] < 0 || p.PG[0] > MaxTokens || p.PG[1] > MaxTokens || (p.PG[0] == 0) != (p.PG[1] == 0):

@@ -52,7 +52,7 @@ func TestKnobsTestsAndChecks(t *testing.T) {
 		{func(p *Point) { p.TensorSplit = "3,1" }, "e.g. 3/1"},
 		{func(p *Point) { p.CPUMask = "0xG" }, "hex digit"},
 		{func(p *Point) { p.CPUMask = "0x0" }, "no CPU"},
-		{func(p *Point) { p.CPUStrict = true }, "give a mask"},
+		{func(p *Point) { p.CPUStrict, p.Poll = true, NoPool }, "--poll none runs no thread pool"},
 		{func(p *Point) { p.Poll = "101" }, "--poll"},
 		{func(p *Point) { p.Poll = "x" }, "--poll"},
 		{func(p *Point) { p.Prio = 4 }, "--prio"},
@@ -65,6 +65,13 @@ func TestKnobsTestsAndChecks(t *testing.T) {
 		if err := q.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", q.Placement, err, c.want)
 		}
+	}
+	// --cpu-strict without -C is llama-bench's: taken (llama.cpp pins
+	// only within a mask).
+	q := p
+	q.CPUStrict = true
+	if err := q.Validate(); err != nil {
+		t.Errorf("--cpu-strict alone: %v", err)
 	}
 	mask, err := ParseCPUMask("0x12")
 	if err != nil || len(mask) != 8 || !mask[1] || !mask[4] || mask[0] || mask[5] {

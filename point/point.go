@@ -61,7 +61,7 @@ type Point struct {
 
 // Defaults are llama-bench's defaults where they exist.
 func Defaults(threads int) Point {
-	return Point{NPrompt: 512, NGen: 128, NBatch: 2048, NUBatch: 512, Threads: threads, NGPULayers: -1,
+	return Point{NPrompt: 512, NGen: 128, NBatch: 2048, NUBatch: 512, Threads: threads, NGPULayers: 99,
 		Split: SplitLayer, FlashAttn: FlashAuto, TypeK: "f16", TypeV: "f16", Parallel: 1, Reps: 5,
 		TargetCI: DefaultTargetCI, MaxReps: DefaultMaxReps, Seed: 42, Timeout: 10 * time.Minute, Kernels: true}
 }

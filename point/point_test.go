@@ -10,7 +10,7 @@ func TestKeyText(t *testing.T) {
 	p := Defaults(4)
 	p.Model, p.ModelID, p.NGen, p.NDepth, p.Parallel, p.Sampling, p.FlashAttn, p.TypeV = "/m/a.gguf", "synth:tiny:q8_0", 0, 1024, 4, "", FlashOn, "q8_0"
 	k := p.Key()
-	want := "synth:tiny:q8_0|p=512|n=0|d=1024|np=4|b=2048|ub=512|t=4|ngl=-1|sm=layer|mg=0|mmap=true|fa=on|ctk=f16|ctv=q8_0|sampling=off|r=5|warmup=true|seed=42"
+	want := "synth:tiny:q8_0|p=512|n=0|d=1024|np=4|b=2048|ub=512|t=4|ngl=99|sm=layer|mg=0|mmap=true|fa=on|ctk=f16|ctv=q8_0|sampling=off|r=5|warmup=true|seed=42"
 	if k.String() != want {
 		t.Fatalf("key\n%s\nwant\n%s", k, want)
 	}
@@ -81,7 +81,7 @@ func TestTests(t *testing.T) {
 	if TestName(0, 64, 512, 4) != "tg64@d512x4" || TestName(32, 0, 0, 1) != "pp32" {
 		t.Error("test names")
 	}
-	if p.ContextKey() == (Point{Model: "m"}).ContextKey() || p.ModelKey() != (Point{Model: "m", NGPULayers: -1, Split: SplitLayer}).ModelKey() {
+	if p.ContextKey() == (Point{Model: "m"}).ContextKey() || p.ModelKey() != (Point{Model: "m", NGPULayers: 99, Split: SplitLayer}).ModelKey() {
 		t.Error("model and context keys")
 	}
 }

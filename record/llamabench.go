@@ -1,48 +1,195 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tokbench/tokbench/point"
 )
 
-// readArray reads a JSON array of records, as llama-bench's -o json
-// writes them, completing what llama-bench's records lack: status, test
-// name, key and backend. Older llama-bench writes flash_attn as a bool
-// (point.FlashAttn reads both), and -ngl -1 (all layers) or any positive
-// count means a GPU did the work when the build has a GPU backend.
+// DeviceNames is llama-bench's devices field: the devices a test used,
+// by name, "/" between them ("auto": all). tokbench's files before it
+// held a list of descriptions under the same name, read as unknown.
+type DeviceNames string
+
+// UnmarshalJSON takes llama-bench's string, or an older tokbench list.
+func (d *DeviceNames) UnmarshalJSON(b []byte) error {
+	if bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) {
+		*d = ""
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*d = DeviceNames(s)
+	return nil
+}
+
+// lbKinds are the types of llama-bench's fields (and the tokbench fields
+// a tokbench SQL row carries) as a Record reads them: i integer, b
+// boolean, f real, s text. Every format of llama-bench's gives values of
+// other types somewhere: CSV and SQL text, older JSON flash_attn a bool,
+// newer no_op_offload a bool.
+var lbKinds = map[string]byte{
+	"build_commit": 's', "build_number": 'i', "cpu_info": 's', "gpu_info": 's', "backends": 's', "model_filename": 's',
+	"model_type": 's', "model_size": 'i', "model_n_params": 'i', "n_batch": 'i', "n_ubatch": 'i', "n_threads": 'i',
+	"cpu_mask": 's', "cpu_strict": 'b', "poll": 'i', "type_k": 's', "type_v": 's', "n_gpu_layers": 'i', "n_cpu_moe": 'i',
+	"split_mode": 's', "main_gpu": 'i', "no_kv_offload": 'b', "flash_attn": 'a', "devices": 's', "tensor_split": 's',
+	"tensor_buft_overrides": 's', "use_mmap": 'b', "embeddings": 'b', "no_op_offload": 'i', "no_host": 'b',
+	"fit_target": 'i', "fit_min_ctx": 'i', "n_prompt": 'i', "n_gen": 'i', "n_depth": 'i', "test_time": 's',
+	"avg_ns": 'i', "stddev_ns": 'i', "avg_ts": 'f', "stddev_ts": 'f', "n_parallel": 'i', "test": 's', "tool": 's',
+}
+
+// FromLlamaBench makes a record of one of llama-bench's rows, from any of
+// its formats and versions: JSON and JSONL objects, CSV and SQL rows
+// (values as text or as SQLite gives them). A newer file's load_mode
+// ("mmap", "none", "direct") is read as use_mmap; fields tokbench has no
+// place for are left out. What llama-bench does not write (status, test
+// name, key, backend) is filled in; a CSV or SQL row has no samples, so
+// its one sample is its mean, and no comparison can call it significant.
+func FromLlamaBench(row map[string]any) (Record, error) {
+	obj := map[string]any{}
+	for k, v := range row {
+		kind, ok := lbKinds[k]
+		if !ok {
+			if k == "samples_ns" || k == "samples_ts" {
+				obj[k] = v
+			}
+			continue
+		}
+		if v == nil || v == "" {
+			continue
+		}
+		c, err := coerce(kind, v)
+		if err != nil {
+			return Record{}, fmt.Errorf("%s: %v", k, err)
+		}
+		obj[k] = c
+	}
+	if m, ok := row["load_mode"].(string); ok && row["use_mmap"] == nil {
+		obj["use_mmap"] = m == "mmap"
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return Record{}, err
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Record{}, err
+	}
+	if len(r.SamplesTs) == 0 && r.AvgTs > 0 {
+		r.SamplesTs, r.SamplesNs = []float64{r.AvgTs}, []uint64{r.AvgNs}
+	}
+	return r, complete(&r)
+}
+
+// coerce is v as kind.
+func coerce(kind byte, v any) (any, error) {
+	s := strings.TrimSpace(fmt.Sprint(v))
+	switch kind {
+	case 's':
+		return fmt.Sprint(v), nil
+	case 'f':
+		return strconv.ParseFloat(s, 64)
+	case 'i', 'a':
+		switch s {
+		case "true":
+			return 1, nil
+		case "false":
+			return 0, nil
+		case "auto":
+			if kind == 'a' {
+				return -1, nil
+			}
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f == float64(int64(f)) {
+			return int64(f), nil
+		}
+		return nil, fmt.Errorf("%q is not an integer", s)
+	}
+	switch s {
+	case "1", "true":
+		return true, nil
+	case "0", "false":
+		return false, nil
+	}
+	return nil, fmt.Errorf("%q is not 0 or 1", s)
+}
+
+// complete fills in what a llama-bench record lacks and checks its rates.
+// Older llama-bench writes flash_attn as a bool, and -ngl -1 (all layers)
+// or any positive count means a GPU did the work when the build has a
+// GPU backend.
+func complete(r *Record) error {
+	if r.Status == "" {
+		r.Status = StatusOK
+	}
+	if r.NParallel == 0 {
+		r.NParallel = 1
+	}
+	if r.Test == "" {
+		r.Test = point.TestName(r.NPrompt, r.NGen, r.NDepth, r.NParallel)
+	}
+	if r.Backend == "" {
+		r.Backend = backendOf(r.Backends, r.NGPULayers)
+	}
+	if r.Key == (point.Key{}) {
+		r.Key = r.pointKey()
+	}
+	if len(r.SamplesTs) == 0 && r.Status == StatusOK {
+		return fmt.Errorf("%s has no samples_ts and no avg_ts", r.Test)
+	}
+	return r.checkRates()
+}
+
+// readArray reads a JSON array of records: llama-bench's -o json, or
+// tokbench's (whose records carry their key).
 func readArray(path string, data []byte) ([]Record, error) {
-	var recs []Record
-	if err := json.Unmarshal(data, &recs); err != nil {
+	var objs []json.RawMessage
+	if err := json.Unmarshal(data, &objs); err != nil {
 		return nil, fmt.Errorf("%s: not a JSON array of benchmark records: %v", path, err)
 	}
-	for i := range recs {
-		r := &recs[i]
-		if r.Status == "" {
-			r.Status = StatusOK
-		}
-		if r.NParallel == 0 {
-			r.NParallel = 1
-		}
-		if r.Test == "" {
-			r.Test = point.TestName(r.NPrompt, r.NGen, r.NDepth, r.NParallel)
-		}
-		if r.Backend == "" {
-			r.Backend = backendOf(r.Backends, r.NGPULayers)
-		}
-		if r.Key == (point.Key{}) {
-			r.Key = r.pointKey()
-		}
-		if len(r.SamplesTs) == 0 {
-			return nil, fmt.Errorf("%s record %d (%s) has no samples_ts", path, i+1, r.Test)
-		}
-		if err := r.checkRates(); err != nil {
+	recs := make([]Record, 0, len(objs))
+	for i, o := range objs {
+		r, err := readObject(o)
+		if err != nil {
 			return nil, fmt.Errorf("%s record %d: %v", path, i+1, err)
 		}
+		recs = append(recs, r)
 	}
 	return recs, nil
+}
+
+// readObject reads one JSON record: tokbench's (it has a key) as it is,
+// llama-bench's through FromLlamaBench.
+func readObject(b []byte) (Record, error) {
+	var probe struct {
+		Key *json.RawMessage `json:"key"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return Record{}, err
+	}
+	if probe.Key != nil {
+		var r Record
+		if err := json.Unmarshal(b, &r); err != nil {
+			return Record{}, err
+		}
+		return r, complete(&r)
+	}
+	var row map[string]any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&row); err != nil {
+		return Record{}, err
+	}
+	if _, ok := row["avg_ts"]; !ok {
+		return Record{}, fmt.Errorf("no key, and no avg_ts")
+	}
+	return FromLlamaBench(row)
 }
 
 // backendOf is the backend that did the work of a llama-bench record:

@@ -72,9 +72,9 @@ func isQuality(line []byte) bool {
 }
 
 // ReadQuality reads the quality blocks of a results file (none from a
-// llama-bench JSON array). A torn last line is ignored, as by Read.
+// file of llama-bench's). A torn last line is ignored, as by Read.
 func ReadQuality(path string) ([]Quality, error) {
-	if array, err := isArray(path); err != nil || array {
+	if kind, err := sniff(path); err != nil || kind != kindLines {
 		return nil, err
 	}
 	var out []Quality

@@ -1,27 +1,34 @@
 package record
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/tokbench/tokbench/internal/sqlite"
 	"github.com/tokbench/tokbench/point"
 )
 
 // Read reads a results file: JSONL records as tokbench writes them (a
 // torn last line is ignored and reported through torn, with the offset
 // where the intact part ends; corruption anywhere else is an error naming
-// the line), or a JSON array, read as llama-bench's -o json output (which
-// `tokbench run -o json` also writes).
+// the line), or any output of llama-bench's, old or current: a JSON array
+// (-o json, which `tokbench run -o json` also writes), JSONL lines, CSV,
+// SQL text, or a SQLite database it was loaded into (tokbench's own rows
+// there read back whole).
 func Read(path string) (recs []Record, intact int64, torn bool, err error) {
-	array, err := isArray(path)
+	kind, err := sniff(path)
 	if err != nil {
 		return nil, 0, false, err
 	}
-	if array {
+	switch kind {
+	case kindCSV, kindSQL, kindSQLite:
+		recs, err := readTable(path, kind)
+		return recs, 0, false, err
+	case kindArray:
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, 0, false, err
@@ -40,11 +47,16 @@ func Read(path string) (recs []Record, intact int64, torn bool, err error) {
 			return nil // read by ReadQuality
 		}
 		var r Record
-		if err := json.Unmarshal(line, &r); err != nil {
+		if err := json.Unmarshal(line, &r); err != nil && !bytes.Contains(line, []byte(`"avg_ts"`)) {
 			return fmt.Errorf("%s line %d is not a tokbench record: %v", path, n, err)
 		}
 		if r.Key == (point.Key{}) && r.Test == "" {
-			return fmt.Errorf("%s line %d is not a tokbench record", path, n)
+			// llama-bench's -o jsonl: no key, no test name.
+			lb, err := readObject(line)
+			if err != nil {
+				return fmt.Errorf("%s line %d is not a tokbench record, nor llama-bench's: %v", path, n, err)
+			}
+			r = lb
 		}
 		if err := r.checkRates(); err != nil {
 			return fmt.Errorf("%s line %d: %v", path, n, err)
@@ -85,29 +97,43 @@ func (r *Record) checkRates() error {
 	return nil
 }
 
-// isArray says whether a file holds a JSON array (llama-bench's -o json)
-// rather than lines, from its first byte that is not blank; the lines of
-// a large file are then read one at a time, never the whole file at once.
-func isArray(path string) (bool, error) {
+// What a results file holds.
+const (
+	kindLines  = iota // JSONL: tokbench's, or llama-bench's -o jsonl
+	kindArray         // a JSON array: -o json
+	kindCSV           // llama-bench's -o csv (a header, then rows)
+	kindSQL           // -o sql text
+	kindSQLite        // a SQLite database
+)
+
+// sniff says what a file holds from its first bytes, never reading the
+// whole of it: the lines of a large file are read one at a time.
+func sniff(path string) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	defer f.Close()
-	r := bufio.NewReader(f)
-	for {
-		b, err := r.ReadByte()
-		switch {
-		case err == io.EOF:
-			return false, nil
-		case err != nil:
-			return false, fmt.Errorf("%s: %w", path, err)
-		case b == '[':
-			return true, nil
-		case b != ' ' && b != '\t' && b != '\n' && b != '\r':
-			return false, nil
-		}
+	head := make([]byte, 64)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return 0, fmt.Errorf("%s: %w", path, err)
 	}
+	head = head[:n]
+	if bytes.HasPrefix(head, []byte(sqlite.Magic)) {
+		return kindSQLite, nil
+	}
+	t := bytes.TrimLeft(head, " \t\r\n")
+	up := strings.ToUpper(string(t))
+	switch {
+	case bytes.HasPrefix(t, []byte("[")):
+		return kindArray, nil
+	case bytes.HasPrefix(t, []byte("build_commit,")):
+		return kindCSV, nil
+	case strings.HasPrefix(up, "CREATE TABLE"), strings.HasPrefix(up, "INSERT INTO"), strings.HasPrefix(up, "--"), strings.HasPrefix(up, "BEGIN"):
+		return kindSQL, nil
+	}
+	return kindLines, nil
 }
 
 // interner keeps one copy of the strings that every record of a file

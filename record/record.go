@@ -73,8 +73,8 @@ type Machine struct {
 	CPUInfo     string    `json:"cpu_info"`
 	GPUInfo     string    `json:"gpu_info"`
 	Backends    string    `json:"backends"`
-	Backend     string    `json:"backend"` // the one doing the work
-	Devices     []string  `json:"devices"`
+	Backend     string    `json:"backend"`     // the one doing the work
+	DeviceList  []string  `json:"device_list"` // every device the build sees, described
 	CPUFeatures string    `json:"cpu_features"`
 	HostThreads int       `json:"host_threads"`
 	HostMemory  uint64    `json:"host_memory"`
@@ -130,11 +130,14 @@ type Settings struct {
 	TensorSplit     string `json:"tensor_split"`
 	TensorOverrides string `json:"tensor_buft_overrides"`
 	DeviceSelect    string `json:"device_select,omitempty"`
-	NoKVOffload     bool   `json:"no_kv_offload"`
-	CPUMask         string `json:"cpu_mask"`
-	CPUStrict       bool   `json:"cpu_strict"`
-	Poll            int    `json:"poll"` // -1: no thread pool (--poll none)
-	Prio            int    `json:"prio,omitempty"`
+	// Devices is llama-bench's devices: the -dev selection, "auto" for
+	// all of them.
+	Devices     DeviceNames `json:"devices"`
+	NoKVOffload bool        `json:"no_kv_offload"`
+	CPUMask     string      `json:"cpu_mask"`
+	CPUStrict   bool        `json:"cpu_strict"`
+	Poll        int         `json:"poll"` // -1: no thread pool (--poll none)
+	Prio        int         `json:"prio,omitempty"`
 	// llama-bench's settings that tokbench keeps off, written as it
 	// writes them off, so that its tools read every record.
 	Embeddings  bool `json:"embeddings"`

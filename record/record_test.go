@@ -109,3 +109,27 @@ func TestReadLlamaBench(t *testing.T) {
 		t.Error("backendOf")
 	}
 }
+
+// llama-bench's current output (2026: devices a string, load_mode in
+// place of use_mmap, no_op_offload a bool) in each of its formats reads as
+// the same test; JSON and JSONL keep the samples, CSV and SQL have only
+// the mean.
+func TestReadLlamaBenchFormats(t *testing.T) {
+	for _, ext := range []string{"json", "jsonl", "csv", "sql"} {
+		path := "testdata/llama-bench-current." + ext
+		recs, _, _, err := Read(path)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("%s: %d records, %v", path, len(recs), err)
+		}
+		r := recs[0]
+		samples := 3
+		if ext == "csv" || ext == "sql" {
+			samples = 1
+		}
+		if r.Test != "pp512" || !r.UseMmap || r.Devices != "CUDA0" || r.NGPULayers != 99 || r.FlashAttn != point.FlashAuto ||
+			r.AvgTs != 8533.3 || r.BuildNumber != 8120 || r.Backend != "CUDA" || r.FitTarget != 1024 || len(r.SamplesTs) != samples ||
+			r.TestTime.Year() != 2026 || r.Status != StatusOK {
+			t.Errorf("%s: %+v", path, r)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -36,5 +37,23 @@ func TestUnsteady(t *testing.T) {
 	r.SetRates([]float64{1e9, 1.01e9}, 100, 1)
 	if w := r.Unsteady(); w != "" {
 		t.Errorf("steady flagged: %q", w)
+	}
+}
+
+// A record with a figure JSON cannot hold is written as a failed test
+// saying why, not dropped.
+func TestWritable(t *testing.T) {
+	r := Record{Test: "tg8", Status: StatusOK}
+	r.AvgTs = math.Inf(1)
+	w := Writable(r)
+	if w.Status != StatusFailed || !strings.Contains(w.Reason, "cannot be written") || w.Test != "tg8" {
+		t.Errorf("%+v", w)
+	}
+	if _, err := json.Marshal(w); err != nil {
+		t.Error(err)
+	}
+	ok := Record{Test: "tg8", Status: StatusOK}
+	if Writable(ok).Status != StatusOK {
+		t.Error("a good record changed")
 	}
 }

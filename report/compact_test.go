@@ -17,6 +17,7 @@ func compactRecords() []record.Record {
 	base := record.Record{Status: record.StatusOK, Machine: record.Machine{Backend: "CPU"},
 		Model:    record.Model{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9},
 		Settings: record.Settings{NThreads: 2, NBatch: 2048, NUBatch: 512, TypeK: "f16", TypeV: "f16", FlashAttn: -1, NParallel: 1, Poll: 50, UseMmap: true, Sampling: "none"}}
+	base.BuildCommit, base.BuildNumber = "ec98e2002", 7437
 	pp, tg := base, base
 	pp.Test, pp.NPrompt, pp.AvgTs, pp.StddevTs = "pp512", 512, 1234.5, 10
 	pp.Roofline = &roofline.Analysis{CeilingTs: 2000, Efficiency: 0.617, Verdict: roofline.KernelBound}
@@ -35,8 +36,9 @@ func TestCompactTable(t *testing.T) {
 	out := b.String()
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	head := strings.Fields(lines[0])
-	if strings.Join(head, " ") != "model size params backend threads test t/s eff limit" || len(lines) != 3 {
-		t.Errorf("table:\n%s", out)
+	if strings.Join(head, " ") != "model size params backend threads test t/s eff limit" || len(lines) != 5 || lines[3] != "" ||
+		!strings.HasPrefix(lines[4], "limit: kernel-bound: the kernels are below") {
+		t.Errorf("table, then the legend of its limits:\n%s", out)
 	}
 	for _, want := range []string{"pp512", "tg128 @ d512", "1234.50 ± 10.00", "62%", "kernel-bound"} {
 		if !strings.Contains(out, want) {
@@ -56,7 +58,8 @@ func TestCompactTable(t *testing.T) {
 	b.Reset()
 	Write(&b, "md", recs)
 	out = b.String()
-	if !strings.Contains(out, "| n_batch |") || !strings.Contains(out, "| 256 |") || !strings.Contains(out, "20.25 ± 0.50 (!)") {
+	if !strings.Contains(out, "| n_batch |") || !strings.Contains(out, "|     256 |") || !strings.Contains(out, "20.25 ± 0.50 (!)") ||
+		!strings.Contains(out, "\n\nbuild: ec98e2002 (7437)\n") {
 		t.Errorf("md:\n%s", out)
 	}
 	note := out[strings.Index(out, "(!) llama"):]
@@ -105,5 +108,31 @@ func TestGroupedShowsPPFirst(t *testing.T) {
 	}
 	if got := Grouped(recs); !got[0].IsPrompt() || got[1].IsPrompt() {
 		t.Errorf("order: %s, %s", got[0].Test, got[1].Test)
+	}
+}
+
+// A two-test run of many settings keeps within 120 columns: packed
+// closer, then with the settings both tests share said above the table.
+func TestTableFits120(t *testing.T) {
+	recs := compactRecords()
+	for i := range recs {
+		r := &recs[i]
+		r.ModelType = "qwen3moe 30B.A3B Q4_K - Medium"
+		r.NBatch, r.NUBatch, r.TypeK, r.TypeV, r.FlashAttn, r.NCPUMoE, r.Poll, r.CPUMask = 64, 32, "q8_0", "q8_0", 1, 12, 0, "0xFFFF"
+		r.NoKVOffload, r.TensorOverrides = true, "blk\\.[0-9]+\\.ffn_.*_exps=CPU"
+		r.Roofline = &roofline.Analysis{CeilingTs: 2000, Efficiency: 0.5, Verdict: roofline.Unvouched}
+	}
+	var b bytes.Buffer
+	if err := Write(&b, "table", recs); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, l := range strings.Split(out, "\n") {
+		if len([]rune(l)) > 120 {
+			t.Errorf("%d columns: %s", len([]rune(l)), l)
+		}
+	}
+	if !strings.HasPrefix(out, "every test: ") || !strings.Contains(out, "type_k q8_0") || !strings.Contains(out, "not vouched for: the kernels timed alone") {
+		t.Errorf("table:\n%s", out)
 	}
 }

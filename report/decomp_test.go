@@ -64,7 +64,7 @@ func TestUnvouchedEverywhere(t *testing.T) {
 		t.Fatalf("verdict %q", a.Verdict)
 	}
 	var tb, page strings.Builder
-	if err := Table(&tb, recs, false); err != nil {
+	if err := Table(&tb, &tb, recs, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := Write(&page, "html", recs); err != nil {

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,28 +14,15 @@ import (
 	"github.com/tokbench/tokbench/stats"
 )
 
-// LlamaBenchFields are llama-bench's fields, in its order and with the
-// types of compare-llama-bench.py's database (LLAMA_BENCH_DB_FIELDS and
-// _TYPES), which -o sql, csv, json and jsonl all carry, so that llama.cpp's
-// tools read every one of them. Settings tokbench keeps off (embeddings,
-// no_op_offload, fit_target, fit_min_ctx) are written as llama-bench
-// writes them off. flash_attn is -1 (auto), 0 or 1, as llama.cpp's
-// setting is; the database's column is an integer.
-var LlamaBenchFields = sqlFields[:len(sqlFields)-3]
-
-type sqlField struct {
-	name, typ string
-	value     func(r *record.Record) any
-}
-
-// switchesHere marks where the fields of point.Switches go (withSwitches).
-var switchesHere = sqlField{"point.Switches", "", nil}
-
-// Name is the field's name.
-func (f sqlField) Name() string { return f.name }
-
-// sqlFields are LlamaBenchFields, then three of tokbench's own.
-var sqlFields = withSwitches([]sqlField{
+// LlamaBenchFields are the pinned llama.cpp's llama-bench fields (release
+// b7437, test::get_fields), in its order and with its SQL types, which -o
+// sql, csv, json and jsonl all carry, so that llama.cpp's tools read every
+// one of them. Settings tokbench keeps off (embeddings, no_op_offload,
+// fit_target, fit_min_ctx) are written as llama-bench writes them off.
+// flash_attn is -1 (auto), 0 or 1, as llama.cpp's setting is; the
+// database's column is an integer. n_gpu_layers is what was given (-1 or
+// 99: all layers), as llama-bench writes it.
+var LlamaBenchFields = withSwitches([]sqlField{
 	{"build_commit", "TEXT", func(r *record.Record) any { return r.BuildCommit }},
 	{"build_number", "INTEGER", func(r *record.Record) any { return r.BuildNumber }},
 	{"cpu_info", "TEXT", func(r *record.Record) any { return r.CPUInfo }},
@@ -53,16 +41,20 @@ var sqlFields = withSwitches([]sqlField{
 	{"type_k", "TEXT", func(r *record.Record) any { return r.TypeK }},
 	{"type_v", "TEXT", func(r *record.Record) any { return r.TypeV }},
 	{"n_gpu_layers", "INTEGER", func(r *record.Record) any { return r.NGPULayers }},
+	{"n_cpu_moe", "INTEGER", func(r *record.Record) any { return r.NCPUMoE }},
 	{"split_mode", "TEXT", func(r *record.Record) any { return r.SplitMode }},
 	{"main_gpu", "INTEGER", func(r *record.Record) any { return r.MainGPU }},
 	{"no_kv_offload", "INTEGER", func(r *record.Record) any { return r.NoKVOffload }},
 	{"flash_attn", "INTEGER", func(r *record.Record) any { return int(r.FlashAttn) }},
+	{"devices", "TEXT", func(r *record.Record) any { return cmp.Or(string(r.Devices), "auto") }},
 	{"tensor_split", "TEXT", func(r *record.Record) any { return cmp.Or(r.TensorSplit, "0.00") }},
 	{"tensor_buft_overrides", "TEXT", func(r *record.Record) any { return cmp.Or(r.TensorOverrides, "none") }},
 	{"use_mmap", "INTEGER", func(r *record.Record) any { return r.UseMmap }},
 	{"embeddings", "INTEGER", func(r *record.Record) any { return r.Embeddings }},
 	{"no_op_offload", "INTEGER", func(r *record.Record) any { return r.NoOpOffload }},
 	switchesHere,
+	{"fit_target", "INTEGER", func(r *record.Record) any { return r.FitTarget }},
+	{"fit_min_ctx", "INTEGER", func(r *record.Record) any { return r.FitMinCtx }},
 	{"n_prompt", "INTEGER", func(r *record.Record) any { return r.NPrompt }},
 	{"n_gen", "INTEGER", func(r *record.Record) any { return r.NGen }},
 	{"n_depth", "INTEGER", func(r *record.Record) any { return r.NDepth }},
@@ -71,15 +63,45 @@ var sqlFields = withSwitches([]sqlField{
 	{"stddev_ns", "INTEGER", func(r *record.Record) any { return r.StddevNs }},
 	{"avg_ts", "REAL", func(r *record.Record) any { return r.AvgTs }},
 	{"stddev_ts", "REAL", func(r *record.Record) any { return r.StddevTs }},
-	{"n_cpu_moe", "INTEGER", func(r *record.Record) any { return r.NCPUMoE }},
-	{"fit_target", "INTEGER", func(r *record.Record) any { return r.FitTarget }},
-	{"fit_min_ctx", "INTEGER", func(r *record.Record) any { return r.FitMinCtx }},
-	// tokbench's: a test of several sequences has n_parallel > 1 (its
-	// avg_ts counts all of them), and the test's name says so.
+})
+
+// currentFields are the columns the current llama-bench writes that the
+// pinned one does not (load_mode in place of use_mmap, from 2026): a
+// table tokbench makes has them too, so that its INSERTs fit.
+var currentFields = []sqlField{
+	{"use_direct_io", "INTEGER", func(r *record.Record) any { return false }},
+	{"load_mode", "TEXT", func(r *record.Record) any {
+		if r.UseMmap {
+			return "mmap"
+		}
+		return "none"
+	}},
+}
+
+// ownFields are tokbench's columns of its own SQL table, one row beside
+// each of llama-bench's: a test of several sequences has n_parallel > 1
+// (its avg_ts counts all of them), the test's name says so, and record is
+// the whole record, read back by report, merge and baseline.
+var ownFields = []sqlField{
 	{"n_parallel", "INTEGER", func(r *record.Record) any { return max(r.NParallel, 1) }},
 	{"test", "TEXT", func(r *record.Record) any { return r.Test }},
 	{"tool", "TEXT", func(r *record.Record) any { return r.Tool }},
-})
+	{record.OwnRecord, "TEXT", func(r *record.Record) any {
+		b, _ := json.Marshal(r) // records are made writable before they are written
+		return string(b)
+	}},
+}
+
+type sqlField struct {
+	name, typ string
+	value     func(r *record.Record) any
+}
+
+// switchesHere marks where the fields of point.Switches go (withSwitches).
+var switchesHere = sqlField{"point.Switches", "", nil}
+
+// Name is the field's name.
+func (f sqlField) Name() string { return f.name }
 
 // withSwitches puts the fields of point.Switches' settings where fields
 // marks their place (after no_op_offload, as llama-bench writes its newer

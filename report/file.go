@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tokbench/tokbench/internal/load"
 	"github.com/tokbench/tokbench/internal/safefile"
@@ -62,6 +63,9 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 	return ToOut(w, out, []string{path}, func(w io.Writer) error {
 		if format == "html" {
 			return htmlWith(w, recs, tl, ts, "tokbench report "+path)
+		}
+		if format == "md" {
+			o.Notes = log // stdout is llama-bench's Markdown alone
 		}
 		if note := ParallelNote(format, recs, o); note != "" {
 			fmt.Fprintln(log, note)
@@ -124,5 +128,26 @@ func checkOut(out string, inputs ...string) error {
 	if err := record.Busy(out); err != nil {
 		return point.Inputf("--out: %v", err)
 	}
+	return nil
+}
+
+// SQLiteFile appends the measured records of a results file (tokbench's
+// or llama-bench's, any format) to the SQLite database db, as
+// AppendSQLite does, and says how many on log. A database that is the
+// file itself is refused: its rows would be appended to themselves.
+func SQLiteFile(log io.Writer, path, db string) error {
+	if err := safefile.NotAnInput(db, path); err != nil {
+		return point.Inputf("--sqlite: %v", strings.Replace(err.Error(), "--out", "--sqlite", 1))
+	}
+	recs, _, torn, err := record.Read(path)
+	if err != nil {
+		return err
+	}
+	noteTorn(log, path, torn)
+	n, err := AppendSQLite(db, record.Final(recs))
+	if err != nil {
+		return fmt.Errorf("--sqlite %s: %w (is it a SQLite database?)", db, err)
+	}
+	fmt.Fprintf(log, "%d tests appended to %s: table %s, tokbench's own fields in table %s\n", n, db, record.BenchTable, record.OwnTable)
 	return nil
 }

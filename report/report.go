@@ -31,6 +31,10 @@ type Options struct {
 	// 4") in llama-bench's files, so that compare-llama-bench.py, which
 	// does not key on n_parallel, keeps them apart.
 	TagParallel bool
+	// Notes, if set, takes what the table and md formats say below the
+	// table (the legend, the tests that need attention): stderr, so that
+	// -o md's stdout is llama-bench's Markdown and nothing else.
+	Notes io.Writer
 }
 
 // WriteWith writes records in a format with options.
@@ -43,11 +47,15 @@ func WriteWith(w io.Writer, format string, recs []record.Record, o Options) erro
 			}
 		}
 	}
+	notes := w
+	if o.Notes != nil {
+		notes = o.Notes
+	}
 	switch {
 	case format == "table" && !o.Wide:
-		return Table(w, recs, false)
+		return Table(w, notes, recs, false)
 	case format == "md" && !o.Wide:
-		return Table(w, recs, true)
+		return Table(w, notes, recs, true)
 	}
 	return write(w, format, recs)
 }

@@ -7,58 +7,125 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tokbench/tokbench/internal/sqlite"
 	"github.com/tokbench/tokbench/record"
 )
 
-// SQL writes the measured records as llama-bench's -o sql does: a CREATE
-// TABLE IF NOT EXISTS llama_bench, then one INSERT per test. Tests that
-// failed are left out, each with an SQL comment saying why.
+// SQL writes the measured records as the pinned llama-bench's -o sql
+// does, statement for statement: a CREATE TABLE IF NOT EXISTS
+// llama_bench of its fields, then one INSERT per test, every value
+// quoted. tokbench's own fields go to a table of their own, tokbench,
+// one row per test keyed to llama_bench's by its rowid: a database
+// llama-bench made takes the lines, and llama-bench's own lines go to a
+// database made from them. Tests that failed are left out, each with an
+// SQL comment saying why.
 func SQL(w io.Writer, recs []record.Record) error {
-	names := make([]string, len(sqlFields))
 	var b strings.Builder
-	b.WriteString("CREATE TABLE IF NOT EXISTS llama_bench (\n")
-	for i, f := range sqlFields {
-		names[i] = f.name
-		sep := ",\n"
-		if i == len(sqlFields)-1 {
-			sep = "\n"
-		}
-		fmt.Fprintf(&b, "  %s %s%s", f.name, f.typ, sep)
-	}
-	b.WriteString(");\n")
+	createTable(&b, record.BenchTable, LlamaBenchFields)
+	b.WriteString("\n")
+	createTable(&b, record.OwnTable, append([]sqlField{{record.OwnLink, "INTEGER", nil}}, ownFields...))
+	b.WriteString("\n")
 	for i := range recs {
 		r := &recs[i]
 		if !r.OK() {
 			fmt.Fprintf(&b, "-- %s %s: %s, not written: %s\n", cmp.Or(r.ModelID, r.ModelFile), r.Test, r.Status, strings.ReplaceAll(r.Reason, "\n", " "))
 			continue
 		}
-		vals := make([]string, len(sqlFields))
-		for j, f := range sqlFields {
-			vals[j] = sqlValue(f.value(r))
-		}
-		fmt.Fprintf(&b, "INSERT INTO llama_bench (%s) VALUES (%s);\n", strings.Join(names, ", "), strings.Join(vals, ", "))
+		insert(&b, record.BenchTable, LlamaBenchFields, r, "")
+		insert(&b, record.OwnTable, ownFields, r, record.OwnLink)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// sqlValue is a value as an SQL literal.
+func createTable(b *strings.Builder, table string, fields []sqlField) {
+	fmt.Fprintf(b, "CREATE TABLE IF NOT EXISTS %s (\n", table)
+	for i, f := range fields {
+		sep := ",\n"
+		if i == len(fields)-1 {
+			sep = "\n"
+		}
+		fmt.Fprintf(b, "  %s %s%s", f.name, f.typ, sep)
+	}
+	b.WriteString(");\n")
+}
+
+// insert writes one INSERT of r's fields; link, if given, is a column
+// that takes the rowid of the row inserted just before.
+func insert(b *strings.Builder, table string, fields []sqlField, r *record.Record, link string) {
+	var names, vals []string
+	if link != "" {
+		names, vals = append(names, link), append(vals, "last_insert_rowid()")
+	}
+	for _, f := range fields {
+		names, vals = append(names, f.name), append(vals, sqlValue(f.value(r)))
+	}
+	fmt.Fprintf(b, "INSERT INTO %s (%s) VALUES (%s);\n", table, strings.Join(names, ", "), strings.Join(vals, ", "))
+}
+
+// sqlValue is a value as llama-bench writes it: quoted text (SQLite's
+// column types make numbers of the numeric ones), booleans 1 and 0.
 func sqlValue(v any) string {
+	var s string
 	switch x := v.(type) {
 	case string:
-		if strings.ContainsRune(x, 0) {
-			// A NUL ends a literal for sqlite3's shell: the bytes as a
-			// blob, read back as the text they are.
-			return fmt.Sprintf("CAST(X'%x' AS TEXT)", x)
-		}
-		return "'" + strings.ReplaceAll(x, "'", "''") + "'"
+		s = x
 	case bool:
+		s = "0"
 		if x {
-			return "1"
+			s = "1"
 		}
-		return "0"
 	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
+		s = strconv.FormatFloat(x, 'f', -1, 64)
+	default:
+		s = fmt.Sprint(v)
 	}
-	return fmt.Sprint(v)
+	if strings.ContainsRune(s, 0) {
+		// A NUL ends a literal for sqlite3's shell: the bytes as a blob,
+		// read back as the text they are.
+		return fmt.Sprintf("CAST(X'%x' AS TEXT)", s)
+	}
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// AppendSQLite appends the measured records to the llama_bench table of
+// the SQLite database at path (made if absent), of any llama-bench
+// version: the columns it lacks are added, none dropped, and a table
+// tokbench makes has the columns of the pinned and the current
+// llama-bench both, so that either's INSERTs fit. tokbench's own fields
+// go to its table beside it, as in -o sql. It returns how many were
+// appended; failed tests are not.
+func AppendSQLite(path string, recs []record.Record) (int, error) {
+	all := append(append([]sqlField{}, LlamaBenchFields...), currentFields...)
+	bench := sqlite.Table{Name: record.BenchTable, Create: sqlColumns(all), Cols: sqlColumns(all)}
+	own := sqlite.Table{Name: record.OwnTable, Create: sqlColumns(ownFields), Cols: sqlColumns(ownFields), Link: record.OwnLink}
+	own.Create = append([]sqlite.Column{{Name: record.OwnLink, Type: "INTEGER"}}, own.Create...)
+	for i := range recs {
+		r := &recs[i]
+		if !r.OK() {
+			continue
+		}
+		bench.Rows = append(bench.Rows, values(all, r))
+		own.Rows = append(own.Rows, values(ownFields, r))
+	}
+	if len(bench.Rows) == 0 {
+		return 0, nil
+	}
+	return len(bench.Rows), sqlite.Append(path, bench, own)
+}
+
+func sqlColumns(fields []sqlField) []sqlite.Column {
+	out := make([]sqlite.Column, len(fields))
+	for i, f := range fields {
+		out[i] = sqlite.Column{Name: f.name, Type: f.typ}
+	}
+	return out
+}
+
+func values(fields []sqlField, r *record.Record) []any {
+	out := make([]any, len(fields))
+	for i, f := range fields {
+		out[i] = f.value(r)
+	}
+	return out
 }

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
@@ -168,47 +168,165 @@ func compactColumns(recs []record.Record) []column {
 	return cols
 }
 
-// Compact writes llama-bench's table (md: its markdown), with tokbench's
-// two columns, then a line for each test that needs attention (a
-// failure, a noisy machine, a repetition that drags the mean, a target CI
-// missed) and nothing else: the rest is one flag away (--wide) and in
-// the JSON.
-func Table(w io.Writer, recs []record.Record, md bool) error {
+// tableWidth is the widest the table may be: a 120-column terminal.
+const tableWidth = 120
+
+// Table writes llama-bench's table (md: its Markdown, with its build:
+// footer), with tokbench's two columns, then, to notes, one legend line
+// for the limits it shows and a line for each test that needs attention
+// (a failure, a noisy machine, a repetition that drags the mean, a target
+// CI missed) and nothing else: the rest is one flag away (--wide) and in
+// the JSON. The table keeps within 120 columns: past that its columns
+// are packed closer, then the settings every test shares move to a line
+// above it.
+func Table(w, notes io.Writer, recs []record.Record, md bool) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	cols := compactColumns(recs)
-	cells := func(r *record.Record) []string {
-		out := make([]string, len(cols))
-		for i, c := range cols {
-			out[i] = c.value(r)
-		}
-		return out
+	lines := renderTable(cols, recs, md, 2)
+	// A terminal's table fits 120 columns; Markdown is llama-bench's,
+	// whatever its width.
+	if !md && widest(lines) > tableWidth {
+		lines = renderTable(cols, recs, md, 1)
 	}
-	var head []string
-	for _, c := range cols {
-		head = append(head, c.head)
-	}
-	if md {
-		var rule []string
-		for _, c := range cols {
-			rule = append(rule, map[bool]string{true: "---:", false: "---"}[c.right])
-		}
-		fmt.Fprintf(w, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(rule, " | "))
-		for i := range recs {
-			fmt.Fprintln(w, mdRow(cells(&recs[i])))
-		}
-	} else {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-		for i := range recs {
-			fmt.Fprintln(tw, strings.Join(cells(&recs[i]), "\t")+"\t")
-		}
-		if err := tw.Flush(); err != nil {
+	if !md && widest(lines) > tableWidth {
+		var shared []string
+		cols, shared = hoistShared(cols, recs)
+		lines = renderTable(cols, recs, md, 1)
+		if _, err := fmt.Fprintln(w, strings.Join(wrap("every test: "+strings.Join(shared, ", "), noteWidth, "    "), "\n")); err != nil {
 			return err
 		}
 	}
-	return attention(w, recs)
+	if _, err := io.WriteString(w, strings.Join(lines, "\n")+"\n"); err != nil {
+		return err
+	}
+	if md {
+		// llama-bench's footer: the build the numbers are of.
+		r := &recs[0]
+		if _, err := fmt.Fprintf(w, "\nbuild: %s (%d)\n", r.BuildCommit, r.BuildNumber); err != nil {
+			return err
+		}
+	}
+	if err := legend(notes, recs); err != nil {
+		return err
+	}
+	return attention(notes, recs, cols)
+}
+
+// renderTable lays the table out, pad spaces between columns (md: cells
+// padded to their column, as llama-bench's Markdown is).
+func renderTable(cols []column, recs []record.Record, md bool, pad int) []string {
+	text := func(s string) string {
+		if md {
+			return mdReplacer.Replace(s)
+		}
+		return s
+	}
+	rows := [][]string{make([]string, len(cols))}
+	for i, c := range cols {
+		rows[0][i] = text(c.head)
+	}
+	for i := range recs {
+		row := make([]string, len(cols))
+		for j, c := range cols {
+			row[j] = text(c.value(&recs[i]))
+		}
+		rows = append(rows, row)
+	}
+	width := make([]int, len(cols))
+	for _, row := range rows {
+		for j, cell := range row {
+			width[j] = max(width[j], utf8.RuneCountInString(cell))
+		}
+	}
+	cell := func(j int, s string) string {
+		gap := strings.Repeat(" ", width[j]-utf8.RuneCountInString(s))
+		if cols[j].right {
+			return gap + s
+		}
+		return s + gap
+	}
+	var lines []string
+	for r, row := range rows {
+		out := make([]string, len(row))
+		for j, s := range row {
+			out[j] = cell(j, s)
+		}
+		if md {
+			lines = append(lines, "| "+strings.Join(out, " | ")+" |")
+			if r == 0 {
+				rule := make([]string, len(cols))
+				for j := range cols {
+					rule[j] = strings.Repeat("-", width[j])
+					if cols[j].right {
+						rule[j] = rule[j][1:] + ":"
+					}
+				}
+				lines = append(lines, "| "+strings.Join(rule, " | ")+" |")
+			}
+			continue
+		}
+		lines = append(lines, strings.TrimRight(strings.Repeat(" ", pad)+strings.Join(out, strings.Repeat(" ", pad)), " "))
+	}
+	return lines
+}
+
+func widest(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		n = max(n, utf8.RuneCountInString(l))
+	}
+	return n
+}
+
+// isSetting marks the settings' columns.
+var isSetting = func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range settings {
+		m[p.head] = true
+	}
+	return m
+}()
+
+// hoistShared takes out of cols the settings every record shares, and
+// says them ("type_k q8_0").
+func hoistShared(cols []column, recs []record.Record) ([]column, []string) {
+	var kept []column
+	var shared []string
+	for _, c := range cols {
+		v := c.value(&recs[0])
+		same := isSetting[c.head] && !slices.ContainsFunc(recs[1:], func(r record.Record) bool { return c.value(&r) != v })
+		if same {
+			shared = append(shared, c.head+" "+v)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept, shared
+}
+
+// legend says, in one line, what the limits the table shows mean.
+func legend(w io.Writer, recs []record.Record) error {
+	var parts []string
+	seen := map[string]bool{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Roofline == nil || seen[r.Roofline.Verdict] {
+			continue
+		}
+		seen[r.Roofline.Verdict] = true
+		if m := roofline.Meaning[r.Roofline.Verdict]; m != "" {
+			parts = append(parts, r.Roofline.Verdict+": "+m)
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	slices.Sort(parts)
+	text := "limit: " + strings.Join(parts, "; ")
+	_, err := fmt.Fprintln(w, "\n"+strings.Join(wrap(text, noteWidth, "    "), "\n"))
+	return err
 }
 
 // noteWidth is how long an attention line may be: one line of a 120
@@ -253,8 +371,9 @@ func needsAttention(r *record.Record) []string {
 }
 
 // attention writes a note for each test that needs it: why, and what to
-// do, wrapped to the terminal's width.
-func attention(w io.Writer, recs []record.Record) error {
+// do, wrapped to the terminal's width. The test is named as the table's
+// row is: its model, the settings that vary (cols) and the test.
+func attention(w io.Writer, recs []record.Record, cols []column) error {
 	first := true
 	for i := range recs {
 		r := &recs[i]
@@ -270,7 +389,13 @@ func attention(w io.Writer, recs []record.Record) error {
 			fmt.Fprintln(w)
 			first = false
 		}
-		note := fmt.Sprintf("(!) %s %s: %s", tableModel(r), llamaTest(r), why)
+		name := tableModel(r)
+		for _, c := range cols {
+			if isSetting[c.head] && slices.ContainsFunc(recs, func(o record.Record) bool { return c.value(&o) != c.value(r) }) {
+				name += " " + c.head + " " + c.value(r)
+			}
+		}
+		note := fmt.Sprintf("(!) %s %s: %s", name, llamaTest(r), why)
 		if _, err := fmt.Fprintln(w, strings.Join(wrap(note, noteWidth, "    "), "\n")); err != nil {
 			return err
 		}

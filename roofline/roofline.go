@@ -163,6 +163,18 @@ const (
 	NoCeiling = "no ceiling" // no peak known: the efficiency cannot be said
 )
 
+// Meaning says what each verdict means, for a table's legend.
+var Meaning = map[string]string{
+	MemoryBound:     "at the memory bandwidth's ceiling",
+	ComputeBound:    "at the compute ceiling",
+	KernelBound:     "the kernels are below the hardware's ceiling, not the software around them",
+	SoftwareLimited: "much of the step is spent outside its kernels",
+	Throttled:       "the GPU's clocks were held down (power or heat)",
+	BelowCeiling:    "kernels not timed (--no-kernels): kernels or software",
+	Unvouched:       "the kernels timed alone do not add up to the step",
+	NoCeiling:       "no ceiling known for this hardware (tokbench probe)",
+}
+
 // Efficient is the share of the ceiling above which a run is taken to be
 // at the hardware's limit.
 const Efficient = 0.6

@@ -1,8 +1,10 @@
 // Package stats holds the statistics every figure of tokbench is made
 // with, in one place: summaries of repeated measurements (mean, sample
 // stddev, median, extremes, Student's t confidence interval, CV),
-// nearest-rank percentiles (a reported latency was really observed), and
-// robust location and spread (median, MAD).
+// nearest-rank percentiles (a reported latency was really observed),
+// robust location and spread (median, MAD), and the comparison of two
+// sets of samples (Mann–Whitney, the ratio's interval) that baselines and
+// compare both judge with.
 package stats
 
 import (

@@ -326,8 +326,9 @@ func specKeys() []string {
 // Validate checks what one value cannot show: the inputs, and the
 // settings against each other.
 func (s *Spec) Validate() error {
-	if !slices.ContainsFunc(s.Ints("n_prompt"), positive) && !slices.ContainsFunc(s.Ints("n_gen"), positive) {
-		return fmt.Errorf("n_prompt and n_gen are all 0: nothing to measure")
+	// -p 0 -n 0 -pg 512,128 measures only the pg test, as llama-bench does.
+	if !slices.ContainsFunc(s.Ints("n_prompt"), positive) && !slices.ContainsFunc(s.Ints("n_gen"), positive) && s.base().PG == [2]int{} {
+		return fmt.Errorf("n_prompt and n_gen are all 0: nothing to measure; give -p, -n or -pg")
 	}
 	strs := []struct {
 		key   string

@@ -66,7 +66,6 @@ func TestLoadSpecErrorsNameTheKey(t *testing.T) {
 		"poll: 101\n":                  "poll: 101",
 		"pg: 512\n":                    "pg",
 		"cpu_mask: 0xZ\n":              "hex digit",
-		"cpu_strict: true\n":           "give a mask",
 		"prio: 7\n":                    "--prio",
 		"tensor_split: 1/x\n":          "-ts",
 	}

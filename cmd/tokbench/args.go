@@ -9,7 +9,9 @@ import (
 
 // flagsFirst moves a command's positional arguments after its flags, so
 // that "tokbench report results.jsonl -o md" parses as people type it (the
-// flag parser stops at the first argument that is not a flag).
+// flag parser stops at the first argument that is not a flag), and the
+// global flags given after the command (-v, as llama-bench users type it)
+// before it.
 func flagsFirst(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
@@ -18,10 +20,17 @@ func flagsFirst(app *cli.App, args []string) []string {
 	if cmd == nil || len(cmd.Subcommands) > 0 {
 		return args
 	}
-	var flags, positional []string
+	var global, flags, positional []string
 	for j := i; j < len(args); j++ {
 		a := args[j]
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch {
+		case strings.HasPrefix(a, "-") && hasFlag(app.Flags, name) && !hasFlag(cmd.Flags, name):
+			global = append(global, a)
+			if !strings.Contains(a, "=") && !isBool(app.Flags, a) && j+1 < len(args) {
+				j++
+				global = append(global, args[j])
+			}
 		case a == "--":
 			positional = append(positional, args[j+1:]...)
 			j = len(args)
@@ -39,8 +48,13 @@ func flagsFirst(app *cli.App, args []string) []string {
 			positional = append(positional, a)
 		}
 	}
-	out := append(append([]string{}, args[:i]...), flags...)
+	out := append(append([]string{}, args[:1]...), global...)
+	out = append(append(out, args[1:i]...), flags...)
 	return append(out, positional...)
+}
+
+func hasFlag(flags []cli.Flag, name string) bool {
+	return slices.ContainsFunc(flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
 }
 
 // commandOf finds the (sub)command the arguments name, past global flags,

@@ -34,6 +34,20 @@ func someResults(t *testing.T) string {
 	return resultsOnce.text
 }
 
+// holdLock takes a results file's writer lock, as a live sweep holds it,
+// until the test ends.
+func holdLock(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Outputs that are their own input, or a results file another tokbench
 // writes, are refused before anything is written; what was there stays.
 func TestReportOutNeverItsInputOrALiveFile(t *testing.T) {
@@ -52,14 +66,7 @@ func TestReportOutNeverItsInputOrALiveFile(t *testing.T) {
 	// A live sweep's file: its writer holds the lock.
 	live := filepath.Join(dir, "live.jsonl")
 	os.WriteFile(live, []byte(results), 0o644)
-	f, err := os.Open(live)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
+	holdLock(t, live)
 	r := tokbench(t, "report", in, "-o", "csv", "--out", live)
 	if b, _ := os.ReadFile(live); r.code != 2 || string(b) != results || !strings.Contains(r.stderr, "another tokbench") {
 		t.Errorf("--out onto a live file: exit %d, %s; it now holds %q", r.code, r.stderr, b)
@@ -110,6 +117,19 @@ func TestFailedQuantizeKeepsOut(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
 		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// A load run its flags refuse (a sampling rate past the limit) leaves no
+// empty --out behind.
+func TestRefusedLoadMakesNoOut(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "load.jsonl")
+	r := tokbench(t, "load", "--synth", "tiny", "--requests", "2", "--telemetry-rate", "100000", "--out", out)
+	if r.code != 2 || !strings.Contains(r.stderr, "rate") {
+		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--out made: %v", err)
 	}
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/tokbench/tokbench/internal/preset"
 	"github.com/tokbench/tokbench/point"
@@ -143,4 +146,101 @@ func writable(flag, path string) error {
 		return usagef("--%s: %v", flag, err)
 	}
 	return f.Close()
+}
+
+// llamaBenchOnly are llama-bench's flags that tokbench has no equivalent
+// of, with what to do instead.
+var llamaBenchOnly = map[string]string{
+	"numa":        "tokbench leaves NUMA placement to the system: pin the threads with -C (--cpu-mask) and --cpu-strict",
+	"fitt":        "tokbench measures the settings given: llama.cpp's fitting to free memory stays off (fit_target 0 in its files)",
+	"fit-target":  "tokbench measures the settings given: llama.cpp's fitting to free memory stays off (fit_target 0 in its files)",
+	"fitc":        "tokbench measures the settings given: llama.cpp's fitting to free memory stays off (fit_min_ctx 0 in its files)",
+	"fit-ctx":     "tokbench measures the settings given: llama.cpp's fitting to free memory stays off (fit_min_ctx 0 in its files)",
+	"dio":         "tokbench loads with mmap or, with -mmp 0, without it; direct I/O is not offered",
+	"direct-io":   "tokbench loads with mmap or, with -mmp 0, without it; direct I/O is not offered",
+	"lm":          "tokbench's load modes are -mmp 1 (mmap, the default) and -mmp 0",
+	"load-mode":   "tokbench's load modes are -mmp 1 (mmap, the default) and -mmp 0",
+	"rpc":         "tokbench has no RPC backend: run it on each machine and merge the results (tokbench merge)",
+	"n-depth-gen": "give the depth with -d",
+}
+
+// unknownFlag rewrites the flag parser's "flag provided but not defined:
+// -x" to name the flag as it was typed, with tokbench's equivalent where
+// there is one, or the closest of the command's flags.
+func unknownFlag(cmd *cli.Command, args []string, err error) error {
+	const prefix = "flag provided but not defined: -"
+	name, ok := strings.CutPrefix(err.Error(), prefix)
+	if !ok {
+		return err
+	}
+	typed := "-" + name
+	for _, a := range args {
+		if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); n == name && strings.HasPrefix(a, "-") {
+			typed, _, _ = strings.Cut(a, "=")
+			break
+		}
+	}
+	where := "tokbench"
+	if cmd != nil && cmd.Name != "" {
+		where = cmd.Name
+	}
+	msg := fmt.Sprintf("%s has no flag %s", where, typed)
+	switch hint, best := llamaBenchOnly[name], closestFlag(cmd, name); {
+	case hint != "":
+		msg += " (llama-bench's): " + hint
+	case best != "":
+		msg += fmt.Sprintf(": did you mean %s?", best)
+	default:
+		msg += ": --help lists them"
+	}
+	return errors.New(msg)
+}
+
+// closestFlag is the command's flag nearest to name (a third of its
+// letters wrong at most, or name a prefix of it), as typed on the command
+// line; "" if none.
+func closestFlag(cmd *cli.Command, name string) string {
+	if cmd == nil {
+		return ""
+	}
+	best, dist := "", max(1, len(name)/3)+1
+	for _, f := range cmd.Flags {
+		for _, n := range f.Names() {
+			d := editDistance(name, n)
+			if len(name) >= 3 && strings.HasPrefix(n, name) {
+				d = 1
+			}
+			if d < dist {
+				best, dist = n, d
+			}
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	if len(best) == 1 {
+		return "-" + best
+	}
+	return "--" + best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

@@ -130,6 +130,11 @@ func doMerge(c *cli.Context) error {
 	if c.NArg() == 0 || c.String("out") == "" {
 		return usagef("give the results files and --out FILE: tokbench merge results/shard-*.jsonl --out merged.jsonl")
 	}
+	// Refused before anything is read: a writer's later lines would go
+	// to the file replaced.
+	if err := record.Busy(c.String("out")); err != nil {
+		return usageErr(fmt.Errorf("merge --out: %w", err))
+	}
 	var inputs []fleet.Input
 	for _, p := range c.Args().Slice() {
 		if err := record.Busy(p); err != nil {

@@ -98,20 +98,26 @@ func goodResults(t *testing.T) string {
 // fuzzes beyond them.
 func FuzzNumericFlags(f *testing.F) {
 	flags := numericFlags()
-	all := os.Getenv("TOKBENCH_FUZZ_ALL") == "1"
-	for i := range flags {
-		for j, v := range hostileNumbers {
-			if all || j == i%len(hostileNumbers) {
-				f.Add(uint16(i), v)
-			}
-		}
-	}
+	seedEach(f, len(flags), hostileNumbers)
 	f.Fuzz(func(t *testing.T, which uint16, value string) {
 		fl := flags[int(which)%len(flags)]
 		cmd := strings.Join(fl.path, " ")
 		args := append(append(append([]string{}, fl.path...), "--"+fl.name+"="+value), quickArgs(t, cmd, t.TempDir())...)
 		hostileRun(t, args)
 	})
+}
+
+// seedEach seeds a fuzz target of n flags with one of values each, in
+// turn (TOKBENCH_FUZZ_ALL=1: every flag with every value).
+func seedEach(f *testing.F, n int, values []string) {
+	all := os.Getenv("TOKBENCH_FUZZ_ALL") == "1"
+	for i := range n {
+		for j, v := range values {
+			if all || j == i%len(values) {
+				f.Add(uint16(i), v)
+			}
+		}
+	}
 }
 
 // hostileRun runs tokbench with args and fails on a hang (90 s), a crash,
@@ -212,5 +218,104 @@ func FuzzFileNumbers(f *testing.F) {
 			args = append(args, strings.NewReplacer("%s", path, "%d", filepath.Join(dir, "b")).Replace(a))
 		}
 		hostileRun(t, args)
+	})
+}
+
+// hostileStrings are the values every string flag of fleet is tried with:
+// a line break, quotes, a command substitution, control characters, and a
+// YAML document of the attacker's.
+var hostileStrings = []string{"x\ntouch PWNED", "x;touch PWNED", "x$(touch PWNED)", "x`touch PWNED`", `x'"$(touch PWNED)"'`,
+	"x\rtouch PWNED", "x\x1b[2J", "x\\\ntouch PWNED", "x\n---\nkind: Pod", "X_Y.Z", "-x", "x\x7f"}
+
+// fleetStringFlags lists every string flag of fleet's job writers.
+func fleetStringFlags() (out []numericFlag) {
+	for _, c := range newApp().Commands {
+		if c.Name != "fleet" {
+			continue
+		}
+		for _, sub := range c.Subcommands {
+			for _, f := range sub.Flags {
+				switch f.(type) {
+				case *cli.StringFlag, *cli.StringSliceFlag:
+					out = append(out, numericFlag{[]string{"fleet", sub.Name}, f.Names()[0]})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// FuzzFleetStrings gives any string flag of fleet slurm or k8s any value
+// (the spec's path too, as a file of that name). The job file is refused
+// (exit 2) or inert: no control character in it, as many lines and YAML
+// documents as with a plain value, bash -n passes, and running the Slurm
+// script (tokbench being /bin/true) runs nothing of the value's.
+func FuzzFleetStrings(f *testing.F) {
+	flags := fleetStringFlags()
+	seedEach(f, len(flags), hostileStrings)
+	f.Fuzz(func(t *testing.T, which uint16, value string) {
+		fl := flags[int(which)%len(flags)]
+		if strings.ContainsRune(value, 0) {
+			return // no argument can hold a NUL
+		}
+		dir := t.TempDir()
+		write := func(v string) (result, string) {
+			spec := filepath.Join(dir, "s.yaml")
+			args := append([]string{}, fl.path...)
+			switch fl.name {
+			case "spec":
+				spec = filepath.Join(dir, strings.ReplaceAll(v, "/", "_"))
+			case "results":
+				v = filepath.Join(dir, v)
+			}
+			os.WriteFile(spec, []byte("synth: [tiny]\nn_prompt: 8\nn_gen: 0\n"), 0o644)
+			args = append(args, "--spec", spec, "--shards", "2")
+			if fl.path[1] == "slurm" && fl.name != "tokbench" {
+				args = append(args, "--tokbench", "/bin/true")
+			}
+			if fl.name != "spec" {
+				args = append(args, "--"+fl.name+"="+v)
+			}
+			return tokbench(t, args...), spec
+		}
+		r, _ := write(value)
+		if r.code == 2 {
+			return
+		}
+		if r.code != 0 {
+			t.Fatalf("--%s=%q: exit %d: %s", fl.name, value, r.code, r.stderr)
+		}
+		plain, _ := write("plain")
+		if strings.IndexFunc(r.stdout, func(c rune) bool { return c < 0x20 && c != '\n' && c != '\t' || c == 0x7f }) >= 0 {
+			t.Fatalf("--%s=%q: a control character in the job file:\n%s", fl.name, value, r.stdout)
+		}
+		if a, b := strings.Count(r.stdout, "\n"), strings.Count(plain.stdout, "\n"); a != b {
+			t.Fatalf("--%s=%q: %d lines, %d with a plain value:\n%s", fl.name, value, a, b, r.stdout)
+		}
+		if fl.path[1] == "k8s" {
+			if a, b := strings.Count(r.stdout, "\n---"), strings.Count(plain.stdout, "\n---"); a != b {
+				t.Fatalf("--%s=%q: %d documents, %d with a plain value", fl.name, value, a+1, b+1)
+			}
+			return
+		}
+		script := filepath.Join(dir, "job.sh")
+		os.WriteFile(script, []byte(r.stdout), 0o755)
+		if out, err := exec.Command("bash", "-n", script).CombinedOutput(); err != nil {
+			t.Fatalf("--%s=%q: bash -n: %v %s", fl.name, value, err, out)
+		}
+		run := exec.Command("bash", script)
+		run.Dir = dir
+		run.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID=0")
+		run.Run()
+		// And the merge command its comment gives, pasted.
+		if _, hint, ok := strings.Cut(r.stdout, "then: tokbench merge "); ok {
+			hint, _, _ = strings.Cut(hint, "\n")
+			paste := exec.Command("bash", "-c", "true "+hint)
+			paste.Dir = dir
+			paste.Run()
+		}
+		if _, err := os.Stat(filepath.Join(dir, "PWNED")); err == nil {
+			t.Fatalf("--%s=%q: running the script, or its merge line, ran the value's command:\n%s", fl.name, value, r.stdout)
+		}
 	})
 }

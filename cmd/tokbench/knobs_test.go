@@ -56,7 +56,7 @@ func TestLlamaBenchKnobs(t *testing.T) {
 		{"-dev CUDA7", "no such GPU device"},
 		{"-ts 1/x", "-ts"},
 		{"-C 0xZ", "not a hex digit"},
-		{"--cpu-strict", "give a mask"},
+		{"--cpu-strict --poll none", "runs no thread pool"},
 		{"--poll 101", "--poll"},
 		{"--prio 9", "--prio"},
 		{"-pg 8", "-pg"},

@@ -128,16 +128,15 @@ func TestLlamaBenchFields(t *testing.T) {
 	for _, f := range report.LlamaBenchFields {
 		want = append(want, f.Name())
 	}
-	// LLAMA_BENCH_DB_FIELDS of llama.cpp's scripts/compare-llama-bench.py,
-	// with llama-bench's newer no_host where it writes it and its other
-	// newer settings last.
+	// The pinned llama.cpp's llama-bench (b7437, test::get_fields), whose
+	// first 35 but n_cpu_moe, devices, no_host and fit_* are
+	// compare-llama-bench.py's LLAMA_BENCH_DB_FIELDS.
 	db := []string{"build_commit", "build_number", "cpu_info", "gpu_info", "backends", "model_filename",
 		"model_type", "model_size", "model_n_params", "n_batch", "n_ubatch", "n_threads",
-		"cpu_mask", "cpu_strict", "poll", "type_k", "type_v", "n_gpu_layers",
-		"split_mode", "main_gpu", "no_kv_offload", "flash_attn", "tensor_split", "tensor_buft_overrides",
-		"use_mmap", "embeddings", "no_op_offload", "no_host", "n_prompt", "n_gen", "n_depth",
-		"test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "n_cpu_moe",
-		"fit_target", "fit_min_ctx"}
+		"cpu_mask", "cpu_strict", "poll", "type_k", "type_v", "n_gpu_layers", "n_cpu_moe",
+		"split_mode", "main_gpu", "no_kv_offload", "flash_attn", "devices", "tensor_split", "tensor_buft_overrides",
+		"use_mmap", "embeddings", "no_op_offload", "no_host", "fit_target", "fit_min_ctx", "n_prompt", "n_gen", "n_depth",
+		"test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts"}
 	if !slices.Equal(want, db) {
 		t.Fatalf("llama-bench fields %v\nwant %v", want, db)
 	}

@@ -85,25 +85,29 @@ func doLoad(c *cli.Context) error {
 			return err
 		}
 	}
-	s, closeEvents, err := loadSession(c, in, spec.Rate)
-	if err != nil {
-		return err
-	}
-	defer closeEvents()
+	// What can be refused (the sampling rate, a taken metrics port) is,
+	// before --out is made.
 	sampler, stopSampling, err := startSampling(c)
 	if err != nil {
 		return err
 	}
 	defer warn(stopSampling)
-	if sampler != nil {
-		s.Windows = sampler
-	}
 	exp, err := serveMetrics(c.String("metrics-addr"), sampler)
 	if err != nil {
 		return err
 	}
 	if exp != nil {
 		defer exp.Close()
+	}
+	s, closeEvents, err := loadSession(c, in, spec.Rate)
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
+	if sampler != nil {
+		s.Windows = sampler
+	}
+	if exp != nil {
 		s.Live = exp
 	}
 	sv, err := measure.Serve(c.Context, in.base, load.Longest(scenarios...), c.Duration("timeout"))

@@ -91,6 +91,8 @@ func run(args []string) int {
 
 func newApp() *cli.App {
 	cli.FlagStringer = flagHelp
+	// -v is llama-bench's --verbose; the version is --version alone.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
 	app := &cli.App{
 		Name:    "tokbench",
 		Usage:   "benchmark LLM token throughput on llama.cpp (CPU, CUDA, Metal, Vulkan)",
@@ -100,7 +102,7 @@ func newApp() *cli.App {
 		DisableSliceFlagSeparator: true,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "backend-dir", Usage: "folder with GPU backend libraries (libggml-cuda.so ...); default $TOKBENCH_BACKEND_DIR, the binary's folder, ../lib/tokbench"},
-			&cli.BoolFlag{Name: "verbose", Usage: "show llama.cpp's log"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show llama.cpp's log (also after the command, as llama-bench's -v)"},
 			&cli.BoolFlag{Name: "debug-log", Hidden: true, Usage: "show llama.cpp's log with its debug lines (tests)"},
 		},
 		Before: func(c *cli.Context) error {
@@ -124,10 +126,14 @@ func newApp() *cli.App {
 			}
 			return nil
 		},
-		Commands: []*cli.Command{runCommand(), sweepCommand(), loadCommand(), capacityCommand(), reportCommand(), baselineCommand(),
+		Commands: []*cli.Command{runCommand(), sweepCommand(), loadCommand(), capacityCommand(), reportCommand(), compareCommand(), baselineCommand(),
 			workerCommand(), synthCommand(), quantizeCommand(), devicesCommand(), probeCommand(), infoCommand(), doctorCommand(), profileCommand(), qualityCommand(), fleetCommand(), mergeCommand(), checkModelCommand()},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr(err)
+			var cmd *cli.Command
+			if c != nil {
+				cmd = c.Command
+			}
+			return usageErr(unknownFlag(cmd, os.Args, err))
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}

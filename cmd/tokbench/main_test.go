@@ -311,7 +311,7 @@ func TestInterruptKeepsFinishedTests(t *testing.T) {
 	cmd.Stdout = &out
 	// pp runs first (llama-bench's order); interrupt once it is reported
 	// done, in the middle of tg.
-	stderr := startUntil(t, cmd, &errb, func(line string) bool { return strings.HasPrefix(line, "pp16:") })
+	stderr := startUntil(t, cmd, &errb, func(line string) bool { return strings.HasPrefix(line, "1/2 pp16:") })
 	time.Sleep(200 * time.Millisecond)
 	interrupt(t, cmd, stderr, &errb)
 	if code := cmd.ProcessState.ExitCode(); code != 130 {

@@ -20,6 +20,7 @@ func reportCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "format: " + strings.Join(report.Formats, ", ")},
 			&cli.StringFlag{Name: "out", Usage: "write to this file instead of standard output"},
+			&cli.StringFlag{Name: "sqlite", Usage: "append the records to this SQLite database (llama-bench's llama_bench table, of any version: made if absent, the columns it lacks added), instead of printing them"},
 			&cli.StringFlag{Name: "telemetry", Usage: "raw samples (--telemetry-out of run or sweep) to chart as timelines in html and md"},
 			wideFlag, tagParallelFlag,
 			&cli.StringFlag{Name: "reference", Usage: "a fleet's records of several hardware classes: the class the others' t/s are divided by (default: the first)"},
@@ -34,6 +35,9 @@ func doReport(c *cli.Context) error {
 	}
 	if err := checkFormat(c.String("output"), report.Formats); err != nil {
 		return err
+	}
+	if db := c.String("sqlite"); db != "" {
+		return report.SQLiteFile(os.Stderr, c.Args().First(), db)
 	}
 	var tl report.Timeline
 	if p := c.String("telemetry"); p != "" {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -31,6 +33,9 @@ func runCommand() *cli.Command {
 			wideFlag, tagParallelFlag,
 			&cli.BoolFlag{Name: "no-probe", Usage: "do not probe this hardware class's ceilings when none are known yet"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "estimate each test (memory, bytes and FLOPs per step, ceiling) without making or loading a model"},
+			&cli.BoolFlag{Name: "progress", Usage: "say each test's warm-up and repetitions on stderr as they start (llama-bench's --progress)"},
+			&cli.StringFlag{Name: "output-err", Aliases: []string{"oe"}, Usage: "also write the results in this format to stderr (llama-bench's -oe): " + strings.Join(report.Formats, ", ")},
+			&cli.BoolFlag{Name: "list-devices", Usage: "list the devices llama.cpp sees and exit (llama-bench's --list-devices)"},
 		), telemetryFlags()...),
 		Action: doRun,
 	}
@@ -48,12 +53,20 @@ func runFlags(formats []string) []cli.Flag {
 }
 
 func doRun(c *cli.Context) error {
+	if c.Bool("list-devices") {
+		return listDevices()
+	}
 	if c.Bool("dry-run") {
 		return dryRun(c)
 	}
 	tests, format, err := testsCommand(c, report.Formats)
 	if err != nil {
 		return err
+	}
+	if oe := c.String("output-err"); oe != "" {
+		if err := checkFormat(oe, report.Formats); err != nil {
+			return err
+		}
 	}
 	env := measure.DescribeEnv(version)
 	if !c.Bool("no-probe") {
@@ -72,9 +85,17 @@ func doRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// Each test is named on stderr as the table will name it.
+	labels := testLabels(tests)
+	var progress func(point.Point, string)
+	if c.Bool("progress") {
+		progress = func(p point.Point, what string) {
+			fmt.Fprintf(os.Stderr, "tokbench: benchmark %s: %s\n", labels[p.Key()], what)
+		}
+	}
 	recs, err := measure.Tests(c.Context, tests, env, sampler, func(r record.Record) {
-		fmt.Fprintf(os.Stderr, "%s: %.2f t/s\n", r.Test, r.AvgTs)
-	})
+		fmt.Fprintf(os.Stderr, "%s: %.2f ± %.2f t/s\n", labels[r.Key], r.AvgTs, r.StddevTs)
+	}, progress)
 	if serr := stopSampling(); serr != nil && err == nil {
 		err = serr
 	}
@@ -83,6 +104,11 @@ func doRun(c *cli.Context) error {
 	if len(recs) > 0 {
 		if werr := printRecords(c, format, recs); werr != nil && err == nil {
 			err = werr
+		}
+		if oe := c.String("output-err"); oe != "" {
+			if werr := report.WriteWith(os.Stderr, oe, recs, report.Options{Wide: c.Bool("wide"), TagParallel: c.Bool("tag-parallel")}); werr != nil && err == nil {
+				err = werr
+			}
 		}
 	}
 	if errors.Is(err, engine.ErrCanceled) {
@@ -158,6 +184,9 @@ func runSpec(c *cli.Context) (*sweep.Spec, string, error) {
 // sequence counts says that compare-llama-bench.py would average them.
 func printRecords(c *cli.Context, format string, recs []record.Record) error {
 	o := report.Options{Wide: c.Bool("wide"), TagParallel: c.Bool("tag-parallel")}
+	if format == "md" {
+		o.Notes = os.Stderr // stdout is llama-bench's Markdown alone
+	}
 	if note := report.ParallelNote(format, recs, o); note != "" {
 		fmt.Fprintln(os.Stderr, note)
 	}
@@ -174,4 +203,55 @@ func annotate(recs []record.Record) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "roofline:", err)
 	}
+}
+
+// testLabels names each test for the lines on stderr: its number, the
+// model, the settings that differ among the tests (as the table's
+// columns do), and the test.
+func testLabels(tests []point.Point) map[point.Key]string {
+	// A key's settings, by name ("b=128"); some are there only when set.
+	settings := make([]map[string]string, len(tests))
+	for i, p := range tests {
+		settings[i] = map[string]string{}
+		for _, s := range strings.Split(p.Key().String(), "|")[1:] {
+			k, _, _ := strings.Cut(s, "=")
+			settings[i][k] = s
+		}
+	}
+	varies := func(k string) bool {
+		return slices.ContainsFunc(settings, func(s map[string]string) bool { return s[k] != settings[0][k] })
+	}
+	models := slices.ContainsFunc(tests, func(p point.Point) bool { return p.Model != tests[0].Model })
+	out := map[point.Key]string{}
+	for i, p := range tests {
+		label := fmt.Sprintf("%d/%d", i+1, len(tests))
+		if models {
+			label += " " + cmp.Or(p.ModelID, filepath.Base(p.Model))
+		}
+		for _, s := range strings.Split(p.Key().String(), "|")[1:] {
+			k, _, _ := strings.Cut(s, "=")
+			if k != "p" && k != "n" && k != "d" && k != "np" && varies(k) {
+				label += " " + s
+			}
+		}
+		out[p.Key()] = label + " " + p.TestName()
+	}
+	return out
+}
+
+// listDevices lists the devices as llama-bench's --list-devices does.
+func listDevices() error {
+	fmt.Println("Available devices:")
+	n := 0
+	for _, d := range engine.Devices() {
+		if d.Type == "cpu" {
+			continue
+		}
+		n++
+		fmt.Printf("  %s: %s (%d MiB, %d MiB free)\n", d.Name, d.Description, d.MemoryTotal>>20, d.MemoryFree>>20)
+	}
+	if n == 0 {
+		fmt.Println("  (none: this build runs on the CPU; tokbench devices says why)")
+	}
+	return nil
 }

@@ -55,7 +55,9 @@ func (s Slurm) Write(w io.Writer) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/bash\n# A tokbench sweep in %d shards, one Slurm array task each (tokbench fleet slurm).\n", s.Shards)
-	fmt.Fprintf(&b, "# Submit: sbatch THIS; then: tokbench merge %s --out merged.jsonl --spec %s\n", shardFile(s.Results, "*"), s.Spec)
+	// Quoted as the command lines are: a user pastes this one.
+	fmt.Fprintf(&b, "# Submit: sbatch THIS; then: tokbench merge %s/shard-*.jsonl --out merged.jsonl --spec %s\n",
+		shellQuote(strings.TrimSuffix(s.Results, "/")), shellQuote(s.Spec))
 	logs := strings.TrimSuffix(s.Results, "/") + "/shard-%a.log"
 	if strings.ContainsAny(logs, " \t") {
 		logs = `"` + logs + `"` // sbatch reads a quoted #SBATCH value whole

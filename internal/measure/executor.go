@@ -34,7 +34,7 @@ var ErrStopped = errors.New("stopped")
 // a context made once for those that share it). Each record is passed to
 // done (if not nil) as soon as it is measured; records measured before an
 // error or cancellation are returned with the error.
-func Tests(ctx context.Context, tests []point.Point, env Env, sampler *telemetry.Sampler, done func(record.Record)) ([]record.Record, error) {
+func Tests(ctx context.Context, tests []point.Point, env Env, sampler *telemetry.Sampler, done func(record.Record), progress func(point.Point, string)) ([]record.Record, error) {
 	// A context is made once for the tests that share it, sized for the
 	// largest of them (Executor.Run): that test is the one to check.
 	largest := map[point.ContextKey]int{}
@@ -43,7 +43,7 @@ func Tests(ctx context.Context, tests []point.Point, env Env, sampler *telemetry
 			largest[p.ContextKey()] = i
 		}
 	}
-	ex := &Executor{Env: env, Sampler: sampler}
+	ex := &Executor{Env: env, Sampler: sampler, Progress: progress}
 	for i, p := range tests {
 		if largest[p.ContextKey()] == i {
 			f, err := ex.read(p.Model)
@@ -82,6 +82,9 @@ type Executor struct {
 	Fault string
 	// Started, if set, is told of each test as it starts.
 	Started func(point.Point)
+	// Progress, if set, is told of each warm-up and repetition as it
+	// starts ("warm-up", "repetition 2"), as llama-bench's --progress.
+	Progress func(p point.Point, what string)
 	// Sampler, if set, is running: each record gets telemetry windows.
 	Sampler *telemetry.Sampler
 
@@ -203,6 +206,9 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 		ph.LoadMs += ms(time.Since(t0))
 		if !p.NoWarmup {
 			t0 = time.Now()
+			if e.Progress != nil {
+				e.Progress(p, "warm-up")
+			}
 			if err := s.warmup(p); err != nil {
 				return nil, err
 			}
@@ -212,6 +218,10 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 	}
 	s := e.sess
 	s.stop = e.Stop
+	s.progress = nil
+	if e.Progress != nil {
+		s.progress = func(what string) { e.Progress(p, what) }
+	}
 	s.c.SetStepDelay(p.StepDelay)
 	if p.Timeout > 0 {
 		s.c.SetDeadline(time.Now().Add(p.Timeout))
@@ -232,6 +242,7 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 		// (its steps observed, its kernels timed) left other data in the
 		// caches and the pool's threads asleep.
 		t0 = time.Now()
+		s.tell("warm-up")
 		if err := s.warmTest(p); err != nil {
 			return nil, wrapTimeout(err, p)
 		}

@@ -308,7 +308,7 @@ func TestTestsCheckTheLargest(t *testing.T) {
 	fits.NGen, deep.NGen = 0, 0
 	deep.NDepth = 8000 // the tiny model is trained for 4096
 	measured := 0
-	recs, err := Tests(context.Background(), []point.Point{fits, deep}, DescribeEnv("test"), nil, func(record.Record) { measured++ })
+	recs, err := Tests(context.Background(), []point.Point{fits, deep}, DescribeEnv("test"), nil, func(record.Record) { measured++ }, nil)
 	var ie *point.InputError
 	if !errors.As(err, &ie) || len(recs) != 0 || measured != 0 {
 		t.Errorf("err %v, %d records, %d measured", err, len(recs), measured)
@@ -322,5 +322,5 @@ func measure1(ctx context.Context, p point.Point, env Env, sampler *telemetry.Sa
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return Tests(ctx, p.Tests(), env, sampler, done)
+	return Tests(ctx, p.Tests(), env, sampler, done, nil)
 }

@@ -93,9 +93,9 @@ func checkQuality(models []QualityModel, o QualityOptions) (*qualityPlan, error)
 			switch {
 			case h.Arch != base.Arch:
 				return nil, point.Inputf("%s is a %s model but the base %s is %s: compare quantizations of one model", m.Path, h.Arch, models[0].Path, base.Arch)
-			case h.NLayer != base.NLayer || h.NEmbd != base.NEmbd || h.NFF != base.NFF || h.NHead != base.NHead:
-				return nil, point.Inputf("%s (%d layers, embedding %d) is not the shape of the base %s (%d layers, embedding %d): compare quantizations of one model",
-					m.Path, h.NLayer, h.NEmbd, models[0].Path, base.NLayer, base.NEmbd)
+			case h.NLayer != base.NLayer || h.NEmbd != base.NEmbd || h.NFF != base.NFF || h.NHead != base.NHead || h.NExpert != base.NExpert:
+				return nil, point.Inputf("%s (%s) is not the shape of the base %s (%s): compare quantizations of one model",
+					m.Path, shapeText(h), models[0].Path, shapeText(base))
 			case v != vocab || h.NVocab != base.NVocab:
 				return nil, point.Inputf("%s has another vocabulary than the base %s (%d and %d tokens, or different tokens): quality can only compare models with one tokenizer",
 					m.Path, models[0].Path, h.NVocab, base.NVocab)
@@ -438,4 +438,13 @@ func qualityNote(q *record.Quality) string {
 		notes = append(notes, fmt.Sprintf("KLD is a lower bound, by about %.0f%% of itself: the cache leaves %.1f%% of the base's probability outside its top %d tokens (raise --top-k)", 100*q.Figures.TailMass, 100*q.Figures.TailMass, q.TopK))
 	}
 	return strings.Join(notes, "; ")
+}
+
+// shapeText names what of a model's shape quality compares.
+func shapeText(h gguf.Hparams) string {
+	s := fmt.Sprintf("%d layers, embedding %d, feed-forward %d, %d heads", h.NLayer, h.NEmbd, h.NFF, h.NHead)
+	if h.NExpert > 0 {
+		return s + fmt.Sprintf(", %d experts (%d used)", h.NExpert, h.NExpertUsed)
+	}
+	return s + ", dense"
 }

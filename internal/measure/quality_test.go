@@ -171,6 +171,8 @@ func TestQualityRefusesMismatches(t *testing.T) {
 	}{
 		{"vocabulary", []QualityModel{models[0], {ID: "v", Path: make("v.gguf", func(s *preset.Shape) { s.NVocab = 1000 })}}, nil, "another vocabulary"},
 		{"shape", []QualityModel{models[0], {ID: "l", Path: make("l.gguf", func(s *preset.Shape) { s.NLayer = 3 })}}, nil, "not the shape of the base"},
+		{"dense and mixture", []QualityModel{models[0], {ID: "x", Path: make("x.gguf", func(s *preset.Shape) { *s = preset.Presets["tiny-moe"]; s.NFF = 768 })}}, nil,
+			"(2 layers, embedding 256, feed-forward 768, 4 heads, 8 experts (2 used)) is not the shape of the base"},
 		{"short text", models, func(o *QualityOptions) { o.Text = short }, "one chunk of --ctx needs 256"},
 		{"missing text", models, func(o *QualityOptions) { o.Text = filepath.Join(dir, "none.txt") }, "--text"},
 		{"tokens", models, func(o *QualityOptions) { o.Tokens = 100 }, "less than one chunk"},

@@ -22,6 +22,14 @@ type session struct {
 	depth int // tokens held per sequence; -1 when unknown
 	stop  func() bool
 	reps  [][2]time.Time // start and end of each timed repetition of the last test
+	// progress, if set, is told of each repetition as it starts.
+	progress func(what string)
+}
+
+func (s *session) tell(what string) {
+	if s.progress != nil {
+		s.progress(what)
+	}
 }
 
 func newSession(m *engine.Model, p point.Point, nctx int) (*session, error) {
@@ -156,6 +164,7 @@ func (s *session) beginRep(p point.Point, r int) error {
 	if r > 0 && s.stopping() {
 		return ErrStopped
 	}
+	s.tell(fmt.Sprintf("repetition %d", r+1))
 	return s.setDepth(p.Parallel, p.NDepth)
 }
 

@@ -126,7 +126,7 @@ func (env Env) Machine(ngl int) record.Machine {
 	m := record.Machine{CPUInfo: env.Host.CPUModel, CPUFeatures: env.CPUFeatures, HostThreads: env.Host.Threads,
 		HostMemory: env.Host.MemTotal, HostName: env.Host.Name, GPUProfile: env.GPUs}
 	for _, d := range env.Devices {
-		m.Devices = append(m.Devices, d.Description)
+		m.DeviceList = append(m.DeviceList, d.Description)
 	}
 	m.Backends, m.Backend, m.GPUInfo = env.backends(ngl)
 	return m
@@ -135,7 +135,7 @@ func (env Env) Machine(ngl int) record.Machine {
 // Fill adds the point's settings, the model and the environment to r.
 func (env Env) Fill(r record.Record, p point.Point, m Model) record.Record {
 	r.Key, r.ModelID = p.Key(), p.ModelID
-	r.BuildCommit, r.OllamaVersion = LlamaCommit, OllamaVersion
+	r.BuildCommit, r.BuildNumber, r.OllamaVersion = LlamaCommit, LlamaBuild, OllamaVersion
 	r.Tool = "tokbench " + env.Version
 	r.Machine = env.Machine(p.NGPULayers)
 	r.ModelFile, r.ModelType, r.ModelSize, r.ModelParams = p.Model, m.Desc, m.Size, m.NParams
@@ -154,10 +154,7 @@ func (env Env) Fill(r record.Record, p point.Point, m Model) record.Record {
 	}
 	r.NBatch, r.NUBatch, r.NThreads = p.NBatch, p.UBatch(), p.Threads
 	r.TypeK, r.TypeV = p.TypeK, p.TypeV
-	r.NGPULayers = p.NGPULayers
-	if p.NGPULayers < 0 && m.NLayer > 0 {
-		r.NGPULayers = m.NLayer + 1
-	}
+	r.NGPULayers = p.NGPULayers // as given, as llama-bench writes it
 	r.SplitMode = p.Split.String()
 	r.MainGPU, r.FlashAttn, r.UseMmap = p.MainGPU, p.FlashAttn, !p.NoMmap
 	r.NDepth, r.NParallel = p.NDepth, p.Parallel
@@ -169,6 +166,7 @@ func (env Env) Fill(r record.Record, p point.Point, m Model) record.Record {
 	}
 	r.Warmup = !p.NoWarmup
 	r.NCPUMoE, r.DeviceSelect, r.NoKVOffload, r.CPUStrict, r.Prio = p.NCPUMoE, p.Devices, p.NoKVOffload, p.CPUStrict, p.Prio
+	r.Devices = record.DeviceNames(cmp.Or(p.Devices, "auto"))
 	r.TensorSplit, r.TensorOverrides, r.CPUMask = cmp.Or(p.TensorSplit, "0.00"), cmp.Or(p.Overrides, "none"), cmp.Or(p.CPUMask, "0x0")
 	r.Poll = p.PollLevel()
 	r.Switches = p.Switches

@@ -97,8 +97,8 @@ type Free struct {
 // is free.
 func (f File) Fits(p point.Point, m Memory, free Free) error {
 	if int64(p.PerSeqCtx()) > f.H.NCtxTrain {
-		return point.Inputf("each sequence needs a context of %d tokens (-d %d + max(-p %d, -n %d)) but the model was trained for %d: lower -d, -p or -n",
-			p.PerSeqCtx(), p.NDepth, p.NPrompt, p.NGen, f.H.NCtxTrain)
+		return point.Inputf("each sequence needs a context of %d tokens (%d of depth, -d, and %d of the test itself) but the model was trained for %d: lower -d, -p or -n",
+			p.PerSeqCtx(), p.NDepth, p.PerSeqCtx()-p.NDepth, f.H.NCtxTrain)
 	}
 	gib := func(b int64) float64 { return float64(b) / (1 << 30) }
 	if p.NGPULayers != 0 && free.HasGPU {

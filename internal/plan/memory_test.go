@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tokbench/tokbench/gguf"
@@ -65,5 +66,16 @@ func TestHostWeights(t *testing.T) {
 	}
 	if got := (File{}).Need(p).HostWeights; got != 0 {
 		t.Errorf("no model: %d", got)
+	}
+}
+
+// A context past the model's says what makes it up, in the user's flags:
+// the depth and the test itself, not an expression of -p and -n.
+func TestFitsContextMessage(t *testing.T) {
+	f := File{H: gguf.Hparams{NLayer: 2, NEmbd: 256, NHead: 4, NHeadKV: 2, KeyLength: 64, ValLength: 64, NVocab: 1000, NFF: 512, NCtxTrain: 8}}
+	p := point.Point{NDepth: 100, NPrompt: 8, Parallel: 1, NBatch: 64, NUBatch: 64, TypeK: "f16", TypeV: "f16"}
+	err := f.Fits(p, f.Need(p), Free{})
+	if err == nil || !strings.Contains(err.Error(), "108 tokens (100 of depth, -d, and 8 of the test itself) but the model was trained for 8") {
+		t.Errorf("%v", err)
 	}
 }

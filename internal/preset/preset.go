@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/tokbench/tokbench/gguf"
 )
 
 // Architectures tokbench synthesizes.
@@ -168,6 +170,10 @@ func (s Shape) Check() error {
 		return fmt.Errorf("head size %d, experts %d, experts used %d and expert width %d must not be negative", s.HeadSize, s.NExpert, s.NExpertUsed, s.NFFExp)
 	case s.MoE() && (s.NExpertUsed < 1 || s.NExpertUsed > s.NExpert):
 		return fmt.Errorf("%d experts used of %d: use between 1 and n_expert", s.NExpertUsed, s.NExpert)
+	case s.MoE() && !s.graphFits():
+		need, room := gguf.MoEGraph(int64(s.NLayer), int64(s.NExpertUsed), s.Tensors())
+		return fmt.Errorf("%d experts used in each of %d layers need about %d graph nodes, more than the %d llama.cpp makes room for (it would abort): use fewer experts per token or fewer layers",
+			s.NExpertUsed, s.NLayer, need, room)
 	case s.NExpert > MaxExperts:
 		return fmt.Errorf("%d experts: llama.cpp takes at most %d", s.NExpert, MaxExperts)
 	case !s.MoE() && s.NExpertUsed > 0:
@@ -182,3 +188,25 @@ func (s Shape) Check() error {
 
 // MaxExperts is llama.cpp's LLAMA_MAX_EXPERTS.
 const MaxExperts = 512
+
+// Tensors is how many tensors a synthesized file of this shape holds (engine
+// makes them; a test there holds the two together).
+func (s Shape) Tensors() int64 {
+	per := 6 + 3 // norms and attention, then the feed-forward
+	if s.ArchName() == Qwen3MoE {
+		per += 2 // q and k norms
+	}
+	if s.MoE() {
+		per++ // the router
+	}
+	n := 3 // embedding, output norm, output
+	if s.Tied {
+		n--
+	}
+	return int64(n + per*s.NLayer)
+}
+
+func (s Shape) graphFits() bool {
+	need, room := gguf.MoEGraph(int64(s.NLayer), int64(s.NExpertUsed), s.Tensors())
+	return need <= room
+}

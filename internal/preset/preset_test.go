@@ -44,6 +44,8 @@ func TestExpertShapesChecked(t *testing.T) {
 		{func(s *Shape) { s.NExpertUsed = 0 }, "0 experts used of 8"},
 		{func(s *Shape) { s.NExpert = 0 }, "no experts"},
 		{func(s *Shape) { s.NExpert, s.NExpertUsed = 513, 2 }, "at most 512"},
+		{func(s *Shape) { s.NExpert, s.NExpertUsed = 512, 232 }, "232 experts used in each of 2 layers need about"},
+		{func(s *Shape) { s.NExpert, s.NExpertUsed, s.NLayer = 512, 40, 8 }, "40 experts used in each of 8 layers"},
 		{func(s *Shape) { s.Arch = "mamba" }, "tokbench synthesizes llama and qwen3moe"},
 		{func(s *Shape) { s.Arch, s.NExpert, s.NExpertUsed = Qwen3MoE, 0, 0 }, "qwen3moe needs experts"},
 		{func(s *Shape) { s.NFFExp = 100 }, "leave n_ff_exp unset"},

@@ -1,4 +1,4 @@
-package baseline
+package stats
 
 import (
 	"math"
@@ -69,14 +69,14 @@ func TestMannWhitney(t *testing.T) {
 	a := []float64{1, 2, 3, 4, 5}
 	b := []float64{6, 7, 8, 9, 10}
 	// Complete separation of 5 and 5: 2 of the C(10,5)=252 splits.
-	if p, _ := mannWhitney(a, b, 0.05); math.Abs(p-2.0/252) > 1e-9 {
+	if p, _ := MannWhitney(a, b, 0.05); math.Abs(p-2.0/252) > 1e-9 {
 		t.Errorf("p = %v, want %v", p, 2.0/252)
 	}
-	if p, _ := mannWhitney(a, a, 0.05); p < 0.9 {
+	if p, _ := MannWhitney(a, a, 0.05); p < 0.9 {
 		t.Errorf("same samples: p = %v", p)
 	}
 	// 3 and 3 can never reach p < 0.05, and the test says so.
-	if p, warn := mannWhitney([]float64{1, 2, 3}, []float64{4, 5, 6}, 0.05); math.Abs(p-0.1) > 1e-9 || !strings.Contains(warn, "samples") {
+	if p, warn := MannWhitney([]float64{1, 2, 3}, []float64{4, 5, 6}, 0.05); math.Abs(p-0.1) > 1e-9 || !strings.Contains(warn, "samples") {
 		t.Errorf("3 vs 3: p = %v, %q", p, warn)
 	}
 	if a[0] != 1 || b[4] != 10 {
@@ -93,8 +93,36 @@ func TestMannWhitneyExactWithTies(t *testing.T) {
 		{{5, 5, 5, 6, 6, 7}, {5, 6, 7, 7, 8, 8}},
 	} {
 		want := exactP(c[0], c[1])
-		if got, _ := mannWhitney(c[0], c[1], 0.05); math.Abs(got-want) > 1e-9 {
+		if got, _ := MannWhitney(c[0], c[1], 0.05); math.Abs(got-want) > 1e-9 {
 			t.Errorf("%v vs %v: p = %v, exact %v", c[0], c[1], got, want)
 		}
+	}
+}
+
+// The ratio's interval goes with the test: 5 and 5 fully apart give an
+// interval that leaves out 1 and holds the true factor; the same samples
+// against themselves give one that holds 1; 3 and 3 give none at 95%.
+func TestRatioOf(t *testing.T) {
+	a := []float64{100, 101, 102, 103, 104}
+	b := []float64{110, 111, 112, 113, 114.4}
+	r := RatioOf(a, b, 0.95)
+	if !(r.Lo > 1 && r.Lo < 1.1 && r.Hi > 1.1 && r.Est > 1.08 && r.Est < 1.12) {
+		t.Errorf("10%% apart: %+v", r)
+	}
+	if r := RatioOf(a, a, 0.95); !(r.Lo < 1 && r.Hi > 1 && r.Est == 1) {
+		t.Errorf("the same: %+v", r)
+	}
+	if r := RatioOf(a[:3], b[:3], 0.95); !math.IsNaN(r.Lo) || math.IsNaN(r.Est) {
+		t.Errorf("3 and 3: %+v", r)
+	}
+	// Exact critical values of U (two-sided 5%: 2 for 5 and 5, 23 for
+	// 10 and 10, from the published tables) and the normal beyond 50.
+	for _, c := range [][3]int{{5, 5, 2}, {10, 10, 23}, {4, 4, 0}, {3, 3, -1}} {
+		if got := uCritical(c[0], c[1], 0.025); got != c[2] {
+			t.Errorf("U critical for %d and %d: %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+	if got := uCritical(60, 60, 0.025); got < 1400 || got > 1450 { // 1800 - 1.96 x 190.5
+		t.Errorf("U critical for 60 and 60: %d", got)
 	}
 }

@@ -1,0 +1,152 @@
+package baseline
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/stats"
+)
+
+// Diff is a test measured in two sets of results (two builds, files or
+// machines; tokbench's or llama-bench's): what compare-llama-bench.py
+// prints of it, the mean t/s of each and their ratio, and what it does not:
+// whether the difference is significant given the repetitions, and the
+// interval of the ratio.
+type Diff struct {
+	Model, Test string
+	// Settings names the settings of this test that not every test of
+	// the comparison shares ("t=4 fa=1"), as the script's extra columns.
+	Settings string
+	A, B     float64 // mean t/s
+	NA, NB   int     // samples
+	Speedup  float64 // B / A
+	// Ratio is the Hodges–Lehmann ratio of B to A with the interval that
+	// goes with the test; Lo and Hi are NaN when the samples are too few
+	// (5 and 5 at 95%).
+	Ratio   stats.Ratio
+	P       float64
+	Verdict Verdict
+	Warning string // why no difference could be seen, if it could not
+	// Noise is the run-to-run spread (CV) the records claim for a
+	// process of their own (their process_cv), the larger side's; 0 for
+	// llama-bench's. A change called significant within twice it says so:
+	// the test takes one process's repetitions as independent samples,
+	// and processes differ by more than repetitions do.
+	Noise float64
+}
+
+// diffKey is what makes two records the same test: the model (by its
+// description, as llama-bench's files have no digest) and every setting
+// that changes the result; not the build, the machine or the tool.
+func diffKey(r *record.Record) []string {
+	return []string{r.ModelType, fmt.Sprint(r.ModelParams), r.Test,
+		fmt.Sprintf("b=%d", r.NBatch), fmt.Sprintf("ub=%d", r.NUBatch), fmt.Sprintf("t=%d", r.NThreads),
+		fmt.Sprintf("ngl=%d", r.NGPULayers), fmt.Sprintf("ncmoe=%d", r.NCPUMoE), "sm=" + r.SplitMode, fmt.Sprintf("mg=%d", r.MainGPU),
+		fmt.Sprintf("fa=%d", int(r.FlashAttn)), "ctk=" + r.TypeK, "ctv=" + r.TypeV, fmt.Sprintf("nkvo=%t", r.NoKVOffload),
+		fmt.Sprintf("mmap=%t", r.UseMmap), "ot=" + cmp.Or(r.TensorOverrides, "none"), "sampling=" + cmp.Or(r.Sampling, "none")}
+}
+
+// Diffs pairs the measured tests of a and b and judges each change as
+// baseline comparisons do (judge): significant when the Mann–Whitney
+// p-value is below alpha and the means differ by at least minEffect. A
+// test measured more than once in a file has its samples pooled. Tests in
+// only one of the files are left out; unmatched counts them.
+func Diffs(a, b []record.Record, alpha, minEffect float64) (diffs []Diff, unmatched int) {
+	type side struct {
+		rec     *record.Record
+		samples []float64
+	}
+	gather := func(recs []record.Record) (map[string]*side, []string) {
+		m := map[string]*side{}
+		var order []string
+		for i := range recs {
+			r := &recs[i]
+			if !r.OK() || len(r.SamplesTs) == 0 {
+				continue
+			}
+			k := strings.Join(diffKey(r), "|")
+			if m[k] == nil {
+				m[k] = &side{rec: r}
+				order = append(order, k)
+			}
+			m[k].samples = append(m[k].samples, r.SamplesTs...)
+		}
+		return m, order
+	}
+	as, order := gather(a)
+	bs, border := gather(b)
+	varies := varying(as, order)
+	for _, k := range order {
+		x, y := as[k], bs[k]
+		if y == nil {
+			unmatched++
+			continue
+		}
+		d := Diff{Model: cmp.Or(x.rec.ModelType, filepath.Base(x.rec.ModelFile)), Test: x.rec.Test, Settings: varies(x.rec), NA: len(x.samples), NB: len(y.samples)}
+		d.A, d.B = mean(x.samples), mean(y.samples)
+		d.Speedup = d.B / d.A
+		d.Ratio = stats.RatioOf(x.samples, y.samples, 1-alpha)
+		d.P, d.Warning, d.Verdict = judge(x.samples, y.samples, d.Speedup-1, alpha, minEffect)
+		d.Noise = max(x.rec.ProcessCV, y.rec.ProcessCV)
+		if d.Verdict != Same && math.Abs(d.Speedup-1) < 2*d.Noise {
+			d.Warning = fmt.Sprintf("within the spread between processes the records claim (%.1f%%): confirm with another run of each side, or rounds", 100*d.Noise)
+		}
+		diffs = append(diffs, d)
+	}
+	for _, k := range border {
+		if as[k] == nil {
+			unmatched++
+		}
+	}
+	return diffs, unmatched
+}
+
+// varying gives, for a record, the settings of its key that differ
+// among the compared tests (beyond the model and the test's name).
+func varying[S any](m map[string]S, order []string) func(*record.Record) string {
+	var keys [][]string
+	for _, k := range order {
+		keys = append(keys, strings.Split(k, "|"))
+	}
+	var at []int
+	for i := 3; len(keys) > 0 && i < len(keys[0]); i++ {
+		for _, k := range keys[1:] {
+			if k[i] != keys[0][i] {
+				at = append(at, i)
+				break
+			}
+		}
+	}
+	return func(r *record.Record) string {
+		k := diffKey(r)
+		var out []string
+		for _, i := range at {
+			out = append(out, k[i])
+		}
+		return strings.Join(out, " ")
+	}
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// Slowdowns names the tests of diffs that got significantly slower.
+func Slowdowns(diffs []Diff) []string {
+	var out []string
+	for _, d := range diffs {
+		if d.Verdict == Slower {
+			out = append(out, strings.TrimSpace(d.Model+" "+d.Test+" "+d.Settings))
+		}
+	}
+	return slices.Clip(out)
+}

@@ -1,0 +1,61 @@
+package baseline
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/tokbench/tokbench/record"
+)
+
+func diffRec(test string, threads int, samples ...float64) record.Record {
+	r := record.Record{Test: test, Status: record.StatusOK}
+	r.ModelType, r.ModelParams, r.NThreads, r.SamplesTs = "llama 56M Q4_0", 56e6, threads, samples
+	return r
+}
+
+// Two files' tests pair by model and settings: a 5% slowdown in five
+// samples each is significant, with an interval of the ratio that holds
+// 0.95 and leaves out 1; the same spread around the same mean is not; a
+// test in one file only is counted, not compared; a side with one sample
+// (llama-bench's CSV) is never called significant, and says why.
+func TestDiffs(t *testing.T) {
+	a := []record.Record{diffRec("tg64", 2, 100, 101, 99, 100.5, 99.5), diffRec("pp64", 2, 1000, 1010, 990, 1005, 995), diffRec("tg64", 4, 180)}
+	b := []record.Record{diffRec("tg64", 2, 95, 96, 94, 95.5, 94.5), diffRec("pp64", 2, 1001, 1009, 991, 1004, 996), diffRec("tg64", 4, 170),
+		diffRec("tg16", 2, 5)}
+	diffs, unmatched := Diffs(a, b, 0.05, 0.02)
+	if len(diffs) != 3 || unmatched != 1 {
+		t.Fatalf("%d diffs, %d unmatched", len(diffs), unmatched)
+	}
+	tg, pp, one := diffs[0], diffs[1], diffs[2]
+	if tg.Verdict != Slower || tg.P >= 0.05 || math.Abs(tg.Speedup-0.95) > 1e-9 || !(tg.Ratio.Lo < 0.95 && tg.Ratio.Hi > 0.95 && tg.Ratio.Hi < 1) ||
+		tg.Settings != "t=2" || tg.NA != 5 {
+		t.Errorf("5%% slower: %+v", tg)
+	}
+	if pp.Verdict != Same || pp.P < 0.5 || !(pp.Ratio.Lo < 1 && pp.Ratio.Hi > 1) {
+		t.Errorf("the same: %+v", pp)
+	}
+	if one.Verdict != Same || !strings.Contains(one.Warning, "samples") || !math.IsNaN(one.Ratio.Lo) || one.Settings != "t=4" {
+		t.Errorf("one sample each: %+v", one)
+	}
+	if s := Slowdowns(diffs); len(s) != 1 || s[0] != "llama 56M Q4_0 tg64 t=2" {
+		t.Errorf("slowdowns %v", s)
+	}
+}
+
+// A baseline made when records held the resolved layer count (nlayer+1)
+// matches a record that holds what was given (99, -1).
+func TestLayersKey(t *testing.T) {
+	r := diffRec("tg64", 2, 1)
+	r.ModelNLayer = 30
+	for _, ngl := range []int{31, 99, -1} {
+		r.NGPULayers = ngl
+		if got := layers(&r); got != "all" {
+			t.Errorf("ngl %d: %s", ngl, got)
+		}
+	}
+	r.NGPULayers = 12
+	if got := layers(&r); got != "12" {
+		t.Errorf("ngl 12: %s", got)
+	}
+}

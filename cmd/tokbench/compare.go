@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tokbench/tokbench/baseline"
+	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/report"
+	"github.com/urfave/cli/v2"
+)
+
+func compareCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "compare",
+		Usage: "compare two results files test by test (two builds, files or machines; tokbench's or llama-bench's, any format): speedup, its interval, and whether it is significant; exit 1 on a significant slowdown of B",
+		UsageText: "tokbench compare A B [-o table|md|csv|json] [--alpha 0.05] [--min-effect 0.02]\n" +
+			"   e.g. tokbench compare llama-bench.json tokbench.jsonl, or old.jsonl new.jsonl",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "format: " + strings.Join(report.DiffFormats, ", ")},
+			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the Mann-Whitney U test (the interval is 1-alpha)"},
+			&cli.Float64Flag{Name: "min-effect", Value: 0.02, Usage: "smallest change that counts, as a fraction of A's mean"},
+			&cli.StringFlag{Name: "names", Usage: "the two sides' names in the table, A,B (default: the files' names)"},
+		},
+		Action: doCompare,
+	}
+}
+
+func doCompare(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return usagef("give two results files: tokbench compare A.jsonl B.jsonl")
+	}
+	if err := checkFormat(c.String("output"), report.DiffFormats); err != nil {
+		return err
+	}
+	alpha, effect := c.Float64("alpha"), c.Float64("min-effect")
+	if !(alpha > 0 && alpha < 1) || !(effect >= 0 && effect < 10) {
+		return usagef("--alpha %g, --min-effect %g: give 0 < alpha < 1 and 0 <= min-effect < 10", alpha, effect)
+	}
+	var sides [2][]record.Record
+	for i, p := range c.Args().Slice() {
+		recs, _, _, err := record.Read(p)
+		if err != nil {
+			return err
+		}
+		sides[i] = record.Final(recs)
+	}
+	names := [2]string{filepath.Base(c.Args().Get(0)), filepath.Base(c.Args().Get(1))}
+	if n := c.String("names"); n != "" {
+		a, b, ok := strings.Cut(n, ",")
+		if !ok {
+			return usagef("--names %q: give two names, A,B", n)
+		}
+		names = [2]string{a, b}
+	}
+	diffs, unmatched := baseline.Diffs(sides[0], sides[1], alpha, effect)
+	if len(diffs) == 0 {
+		return cli.Exit(fmt.Sprintf("tokbench: no test of %s is in %s with the same model and settings, so nothing was compared: measure the same tests on both sides", names[0], names[1]), exitNothingCompared)
+	}
+	if err := report.Diffs(os.Stdout, c.String("output"), names[0], names[1], diffs, alpha); err != nil {
+		return err
+	}
+	if unmatched > 0 {
+		fmt.Fprintf(os.Stderr, "%d tests were in one file only, and are left out\n", unmatched)
+	}
+	if slow := baseline.Slowdowns(diffs); len(slow) > 0 {
+		return cli.Exit(fmt.Sprintf("tokbench: significantly slower in %s (p < %g, at least %.0f%%): %s", names[1], alpha, 100*effect, strings.Join(slow, "; ")), exitFail)
+	}
+	return nil
+}
