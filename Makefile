@@ -103,7 +103,7 @@ test: vet pure
 # NVML. (sweep/work, measure, engine and telemetry need cgo.)
 PURE := ./point/... ./sweep ./gguf/... ./record/... ./stats/... ./roofline/... ./baseline/... ./report/... ./gpu/... \
 	./internal/infile/... ./internal/plan/... ./internal/preset/... ./internal/load/... ./internal/quality/... \
-	./internal/fleet/... ./internal/doctor/... ./internal/isolate/...
+	./internal/fleet/... ./internal/doctor/... ./internal/isolate/... ./internal/sqlite/...
 pure:
 	CGO_ENABLED=0 $(GO) test -count=1 $(PURE)
 

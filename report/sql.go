@@ -97,9 +97,8 @@ func sqlValue(v any) string {
 // appended; failed tests are not.
 func AppendSQLite(path string, recs []record.Record) (int, error) {
 	all := append(append([]sqlField{}, LlamaBenchFields...), currentFields...)
-	bench := sqlite.Table{Name: record.BenchTable, Create: sqlColumns(all), Cols: sqlColumns(all)}
-	own := sqlite.Table{Name: record.OwnTable, Create: sqlColumns(ownFields), Cols: sqlColumns(ownFields), Link: record.OwnLink}
-	own.Create = append([]sqlite.Column{{Name: record.OwnLink, Type: "INTEGER"}}, own.Create...)
+	bench := sqlite.Table{Name: record.BenchTable, Cols: sqlColumns(all)}
+	own := sqlite.Table{Name: record.OwnTable, Cols: sqlColumns(ownFields), Link: record.OwnLink}
 	for i := range recs {
 		r := &recs[i]
 		if !r.OK() {

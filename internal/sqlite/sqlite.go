@@ -26,7 +26,14 @@ func Open(path string) (*sql.DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	return sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	return sql.Open("sqlite", dsn(path))
+}
+
+// dsn is the driver's name for the file at path: a URI, the characters
+// a URI gives a meaning to escaped, waiting up to 5 s for another
+// writer's lock.
+func dsn(path string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?_pragma=busy_timeout(5000)"
 }
 
 // FromText runs SQL text (llama-bench's -o sql, or tokbench's) into a
@@ -99,15 +106,14 @@ func Rows(db *sql.DB, table string) ([]Row, error) {
 // Column is a column tokbench writes: its name and SQL type.
 type Column struct{ Name, Type string }
 
-// Table is the rows to append to one table: the columns a new table is
-// made with (create), those each row holds values for (cols), and the
-// rows. A column the table lacks is added (ALTER TABLE ... ADD COLUMN);
-// the table's other columns are left NULL.
+// Table is the rows to append to one table: the columns each row holds
+// values for (a new table is made of them), and the rows. A column the
+// table lacks is added (ALTER TABLE ... ADD COLUMN); the table's other
+// columns are left NULL.
 type Table struct {
-	Name   string
-	Create []Column
-	Cols   []Column
-	Rows   [][]any
+	Name string
+	Cols []Column
+	Rows [][]any
 	// Link names a column of this table that takes the rowid of the
 	// same-index row just appended to the table before it (one row of
 	// tokbench's own fields beside each of llama-bench's).
@@ -117,7 +123,7 @@ type Table struct {
 // Append appends each table's rows to the database file at path (made
 // if absent), in one transaction: all of them or, on an error, none.
 func Append(path string, tables ...Table) (err error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		return err
 	}
@@ -144,8 +150,12 @@ func Append(path string, tables ...Table) (err error) {
 }
 
 func appendTable(tx *sql.Tx, t Table, prev []int64) ([]int64, error) {
+	cols := t.Cols
+	if t.Link != "" {
+		cols = append([]Column{{t.Link, "INTEGER"}}, cols...)
+	}
 	var defs []string
-	for _, c := range t.Create {
+	for _, c := range cols {
 		defs = append(defs, quote(c.Name)+" "+c.Type)
 	}
 	if _, err := tx.Exec("CREATE TABLE IF NOT EXISTS " + quote(t.Name) + " (" + strings.Join(defs, ", ") + ")"); err != nil {
@@ -162,10 +172,6 @@ func appendTable(tx *sql.Tx, t Table, prev []int64) ([]int64, error) {
 		have[c] = true
 	}
 	rows.Close()
-	cols := t.Cols
-	if t.Link != "" {
-		cols = append([]Column{{t.Link, "INTEGER"}}, cols...)
-	}
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = quote(c.Name)
