@@ -80,7 +80,7 @@ func Diffs(a, b []record.Record, alpha, minEffect float64) (diffs []Diff, unmatc
 	}
 	as, order := gather(a)
 	bs, border := gather(b)
-	varies := varying(as, order)
+	varies := varying(order)
 	for _, k := range order {
 		x, y := as[k], bs[k]
 		if y == nil {
@@ -106,9 +106,9 @@ func Diffs(a, b []record.Record, alpha, minEffect float64) (diffs []Diff, unmatc
 	return diffs, unmatched
 }
 
-// varying gives, for a record, the settings of its key that differ
-// among the compared tests (beyond the model and the test's name).
-func varying[S any](m map[string]S, order []string) func(*record.Record) string {
+// varying gives, for a record, the settings of its key that differ among
+// the compared tests' keys (beyond the model and the test's name).
+func varying(order []string) func(*record.Record) string {
 	var keys [][]string
 	for _, k := range order {
 		keys = append(keys, strings.Split(k, "|"))
