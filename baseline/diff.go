@@ -15,8 +15,7 @@ import (
 // Diff is a test measured in two sets of results (two builds, files or
 // machines; tokbench's or llama-bench's): what compare-llama-bench.py
 // prints of it, the mean t/s of each and their ratio, and what it does not:
-// whether the difference is significant given the repetitions, and the
-// interval of the ratio.
+// whether the difference is significant, and the interval of the ratio.
 type Diff struct {
 	Model, Test string
 	// Settings names the settings of this test that not every test of
@@ -24,6 +23,8 @@ type Diff struct {
 	Settings string
 	A, B     float64 // mean t/s
 	NA, NB   int     // samples
+	RunsA    int     // runs (files) the samples come from
+	RunsB    int
 	Speedup  float64 // B / A
 	// Ratio is the Hodges–Lehmann ratio of B to A with the interval that
 	// goes with the test; Lo and Hi are NaN when the samples are too few
@@ -32,12 +33,11 @@ type Diff struct {
 	P       float64
 	Verdict Verdict
 	Warning string // why no difference could be seen, if it could not
-	// Noise is the run-to-run spread (CV) the records claim for a
-	// process of their own (their process_cv), the larger side's; 0 for
-	// llama-bench's. A change called significant within twice it says so:
-	// the test takes one process's repetitions as independent samples,
-	// and processes differ by more than repetitions do.
-	Noise float64
+	// Floor is the smallest change that can be told from the spread
+	// between runs of one build (95%): from the runs' own means where a
+	// side has several, else the spread between processes its records
+	// claim (process_cv); 0 when neither is known (llama-bench's files).
+	Floor float64
 }
 
 // diffKey is what makes two records the same test: the model (by its
@@ -51,50 +51,80 @@ func diffKey(r *record.Record) []string {
 		fmt.Sprintf("mmap=%t", r.UseMmap), "ot=" + cmp.Or(r.TensorOverrides, "none"), "sampling=" + cmp.Or(r.Sampling, "none")}
 }
 
-// Diffs pairs the measured tests of a and b and judges each change as
-// baseline comparisons do (judge): significant when the Mann–Whitney
-// p-value is below alpha and the means differ by at least minEffect. A
-// test measured more than once in a file has its samples pooled. Tests in
-// only one of the files are left out; unmatched counts them.
-func Diffs(a, b []record.Record, alpha, minEffect float64) (diffs []Diff, unmatched int) {
-	type side struct {
-		rec     *record.Record
-		samples []float64
+// side is one test's measurements on one side: its first record, every
+// sample, and each run's mean.
+type side struct {
+	rec     *record.Record
+	samples []float64
+	means   []float64
+}
+
+// spread is the relative standard deviation of this side's mean as a
+// run of one build would repeat it: from its runs' means when it has
+// several, else the spread between processes its record claims, over
+// the square root of the runs.
+func (s *side) spread() float64 {
+	k := float64(len(s.means))
+	if len(s.means) >= 2 {
+		return stats.Summarize(s.means).CV / math.Sqrt(k)
 	}
-	gather := func(recs []record.Record) (map[string]*side, []string) {
+	return s.rec.ProcessCV / math.Sqrt(k)
+}
+
+// Diffs pairs the measured tests of two sides, each a list of runs (a
+// file each: one process, or a sweep's), and judges each change as
+// baseline comparisons do (judge: the Mann–Whitney p-value below alpha,
+// the means at least minEffect apart) and, beyond that, only when the
+// change is larger than runs of one build differ (Floor): the test takes
+// a run's repetitions as independent, and runs differ by more than
+// repetitions do. A test's samples are pooled across a side's runs.
+// Tests on one side only are left out; unmatched counts them.
+func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, unmatched int) {
+	gather := func(runs [][]record.Record) (map[string]*side, []string) {
 		m := map[string]*side{}
 		var order []string
-		for i := range recs {
-			r := &recs[i]
-			if !r.OK() || len(r.SamplesTs) == 0 {
-				continue
+		for _, recs := range runs {
+			run := map[string][]float64{}
+			for i := range recs {
+				r := &recs[i]
+				if !r.OK() || len(r.SamplesTs) == 0 {
+					continue
+				}
+				k := strings.Join(diffKey(r), "|")
+				if m[k] == nil {
+					m[k] = &side{rec: r}
+					order = append(order, k)
+				}
+				m[k].samples = append(m[k].samples, r.SamplesTs...)
+				run[k] = append(run[k], r.SamplesTs...)
 			}
-			k := strings.Join(diffKey(r), "|")
-			if m[k] == nil {
-				m[k] = &side{rec: r}
-				order = append(order, k)
+			for k, xs := range run {
+				m[k].means = append(m[k].means, mean(xs))
 			}
-			m[k].samples = append(m[k].samples, r.SamplesTs...)
 		}
 		return m, order
 	}
 	as, order := gather(a)
 	bs, border := gather(b)
 	varies := varying(order)
+	z := -math.Sqrt2 * math.Erfcinv(2*(1-alpha/2)) // 1.96 at alpha 0.05
 	for _, k := range order {
 		x, y := as[k], bs[k]
 		if y == nil {
 			unmatched++
 			continue
 		}
-		d := Diff{Model: cmp.Or(x.rec.ModelType, filepath.Base(x.rec.ModelFile)), Test: x.rec.Test, Settings: varies(x.rec), NA: len(x.samples), NB: len(y.samples)}
+		d := Diff{Model: cmp.Or(x.rec.ModelType, filepath.Base(x.rec.ModelFile)), Test: x.rec.Test, Settings: varies(x.rec),
+			NA: len(x.samples), NB: len(y.samples), RunsA: len(x.means), RunsB: len(y.means)}
 		d.A, d.B = mean(x.samples), mean(y.samples)
 		d.Speedup = d.B / d.A
 		d.Ratio = stats.RatioOf(x.samples, y.samples, 1-alpha)
 		d.P, d.Warning, d.Verdict = judge(x.samples, y.samples, d.Speedup-1, alpha, minEffect)
-		d.Noise = max(x.rec.ProcessCV, y.rec.ProcessCV)
-		if d.Verdict != Same && math.Abs(d.Speedup-1) < 2*d.Noise {
-			d.Warning = fmt.Sprintf("within the spread between processes the records claim (%.1f%%): confirm with another run of each side, or rounds", 100*d.Noise)
+		d.Floor = z * math.Hypot(x.spread(), y.spread())
+		if d.Verdict != Same && math.Abs(d.Speedup-1) < d.Floor {
+			d.Verdict = Same
+			d.Warning = fmt.Sprintf("%+.1f%% is within what runs of one build differ by here (%.1f%% at 95%%, from %s): give each side more runs (A1,A2,A3)",
+				100*(d.Speedup-1), 100*d.Floor, floorSource(x, y))
 		}
 		diffs = append(diffs, d)
 	}
@@ -104,6 +134,14 @@ func Diffs(a, b []record.Record, alpha, minEffect float64) (diffs []Diff, unmatc
 		}
 	}
 	return diffs, unmatched
+}
+
+// floorSource says where the spread between runs came from.
+func floorSource(x, y *side) string {
+	if len(x.means) >= 2 || len(y.means) >= 2 {
+		return fmt.Sprintf("%d and %d runs", len(x.means), len(y.means))
+	}
+	return "the spread between processes the records claim"
 }
 
 // varying gives, for a record, the settings of its key that differ among

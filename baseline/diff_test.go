@@ -23,7 +23,7 @@ func TestDiffs(t *testing.T) {
 	a := []record.Record{diffRec("tg64", 2, 100, 101, 99, 100.5, 99.5), diffRec("pp64", 2, 1000, 1010, 990, 1005, 995), diffRec("tg64", 4, 180)}
 	b := []record.Record{diffRec("tg64", 2, 95, 96, 94, 95.5, 94.5), diffRec("pp64", 2, 1001, 1009, 991, 1004, 996), diffRec("tg64", 4, 170),
 		diffRec("tg16", 2, 5)}
-	diffs, unmatched := Diffs(a, b, 0.05, 0.02)
+	diffs, unmatched := Diffs([][]record.Record{a}, [][]record.Record{b}, 0.05, 0.02)
 	if len(diffs) != 3 || unmatched != 1 {
 		t.Fatalf("%d diffs, %d unmatched", len(diffs), unmatched)
 	}
@@ -40,6 +40,25 @@ func TestDiffs(t *testing.T) {
 	}
 	if s := Slowdowns(diffs); len(s) != 1 || s[0] != "llama 56M Q4_0 tg64 t=2" {
 		t.Errorf("slowdowns %v", s)
+	}
+}
+
+// A change smaller than runs of one build differ by is no change: with
+// one run a side, the spread the records claim between processes (5%)
+// hides a 5% slowdown; three runs a side whose means agree show it.
+func TestDiffsRunToRun(t *testing.T) {
+	run := func(shift float64) []record.Record {
+		r := diffRec("tg64", 2, 100*shift, 101*shift, 99*shift, 100.5*shift, 99.5*shift)
+		r.ProcessCV = 0.05
+		return []record.Record{r}
+	}
+	diffs, _ := Diffs([][]record.Record{run(1)}, [][]record.Record{run(0.95)}, 0.05, 0.02)
+	if d := diffs[0]; d.Verdict != Same || d.P >= 0.05 || math.Abs(d.Floor-1.96*math.Sqrt2*0.05) > 1e-3 || !strings.Contains(d.Warning, "within what runs of one build differ") {
+		t.Errorf("one run a side: %+v", d)
+	}
+	diffs, _ = Diffs([][]record.Record{run(1), run(1.003), run(0.997)}, [][]record.Record{run(0.95), run(0.952), run(0.948)}, 0.05, 0.02)
+	if d := diffs[0]; d.Verdict != Slower || d.RunsA != 3 || d.NA != 15 || d.Floor > 0.01 {
+		t.Errorf("three runs a side: %+v", d)
 	}
 }
 

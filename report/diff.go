@@ -30,7 +30,7 @@ func Diffs(out io.Writer, format, a, b string, diffs []baseline.Diff, alpha floa
 		for i, d := range diffs {
 			rows[i] = map[string]any{"model": d.Model, "test": d.Test, "settings": d.Settings, "a_ts": d.A, "b_ts": d.B,
 				"a_samples": d.NA, "b_samples": d.NB, "speedup": d.Speedup, "ratio": finite(d.Ratio.Est), "ratio_lo": finite(d.Ratio.Lo),
-				"ratio_hi": finite(d.Ratio.Hi), "p": finite(d.P), "verdict": d.Verdict, "warning": d.Warning, "process_cv": d.Noise}
+				"ratio_hi": finite(d.Ratio.Hi), "p": finite(d.P), "verdict": d.Verdict, "warning": d.Warning, "floor": d.Floor, "a_runs": d.RunsA, "b_runs": d.RunsB}
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tokbench/tokbench/baseline"
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
 	"github.com/urfave/cli/v2"
@@ -15,9 +16,10 @@ import (
 func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "compare",
-		Usage: "compare two results files test by test (two builds, files or machines; tokbench's or llama-bench's, any format): speedup, its interval, and whether it is significant; exit 1 on a significant slowdown of B",
+		Usage: "compare two sets of results test by test (two builds, files or machines; tokbench's or llama-bench's, any format): speedup, its interval, and whether it is significant; exit 1 on a significant slowdown of B",
 		UsageText: "tokbench compare A B [-o table|md|csv|json] [--alpha 0.05] [--min-effect 0.02]\n" +
-			"   e.g. tokbench compare llama-bench.json tokbench.jsonl, or old.jsonl new.jsonl",
+			"   e.g. tokbench compare llama-bench.json tokbench.jsonl, or old1.jsonl,old2.jsonl,old3.jsonl new1.jsonl,new2.jsonl,new3.jsonl\n" +
+			"   (a side's files are its runs: several runs show how much runs of one build differ, and smaller changes)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "format: " + strings.Join(report.DiffFormats, ", ")},
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the Mann-Whitney U test (the interval is 1-alpha)"},
@@ -30,7 +32,7 @@ func compareCommand() *cli.Command {
 
 func doCompare(c *cli.Context) error {
 	if c.NArg() != 2 {
-		return usagef("give two results files: tokbench compare A.jsonl B.jsonl")
+		return usagef("give two results files, or two comma lists of runs: tokbench compare A.jsonl B.jsonl")
 	}
 	if err := checkFormat(c.String("output"), report.DiffFormats); err != nil {
 		return err
@@ -39,15 +41,22 @@ func doCompare(c *cli.Context) error {
 	if !(alpha > 0 && alpha < 1) || !(effect >= 0 && effect < 10) {
 		return usagef("--alpha %g, --min-effect %g: give 0 < alpha < 1 and 0 <= min-effect < 10", alpha, effect)
 	}
-	var sides [2][]record.Record
-	for i, p := range c.Args().Slice() {
-		recs, _, _, err := record.Read(p)
-		if err != nil {
-			return err
+	var sides [2][][]record.Record
+	var names [2]string
+	for i, arg := range c.Args().Slice() {
+		files := point.SplitList(arg) // a\,b.jsonl is one file
+		for _, p := range files {
+			recs, _, _, err := record.Read(p)
+			if err != nil {
+				return err
+			}
+			sides[i] = append(sides[i], record.Final(recs))
 		}
-		sides[i] = record.Final(recs)
+		names[i] = filepath.Base(files[0])
+		if len(files) > 1 {
+			names[i] += fmt.Sprintf(" +%d", len(files)-1)
+		}
 	}
-	names := [2]string{filepath.Base(c.Args().Get(0)), filepath.Base(c.Args().Get(1))}
 	if n := c.String("names"); n != "" {
 		a, b, ok := strings.Cut(n, ",")
 		if !ok {

@@ -58,6 +58,11 @@ func TestFilesMixWithLlamaBench(t *testing.T) {
 		t.Errorf("compare: exit %d\n%s%s", c.code, c.stdout, c.stderr)
 	}
 
+	// A side of two runs: both pooled, the side named by its first.
+	if c := tokbench(t, "compare", lb+","+lb, tb, "-o", "json"); c.code != 0 || !strings.Contains(c.stdout, `"a": "lb.json +1"`) || !strings.Contains(c.stdout, `"a_runs": 2`) {
+		t.Errorf("compare of runs: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+
 	// llama-bench's SQL (tokbench writes it from llama-bench's file) made
 	// into a database, tokbench's records appended beside.
 	db := filepath.Join(dir, "mixed.sqlite")
