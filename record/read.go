@@ -47,13 +47,14 @@ func Read(path string) (recs []Record, intact int64, torn bool, err error) {
 			return nil // read by ReadQuality
 		}
 		var r Record
-		if err := json.Unmarshal(line, &r); err != nil && !bytes.Contains(line, []byte(`"avg_ts"`)) {
-			return fmt.Errorf("%s line %d is not a tokbench record: %v", path, n, err)
-		}
-		if r.Key == (point.Key{}) && r.Test == "" {
-			// llama-bench's -o jsonl: no key, no test name.
-			lb, err := readObject(line)
-			if err != nil {
+		if err := json.Unmarshal(line, &r); err != nil || (r.Key == (point.Key{}) && r.Test == "") {
+			// Not a tokbench record as it stands: llama-bench's -o jsonl
+			// (no key, no test name, its own types), or a damaged line.
+			lb, lerr := readObject(line)
+			if lerr != nil {
+				if err == nil {
+					err = lerr
+				}
 				return fmt.Errorf("%s line %d is not a tokbench record, nor llama-bench's: %v", path, n, err)
 			}
 			r = lb

@@ -133,3 +133,22 @@ func TestReadLlamaBenchFormats(t *testing.T) {
 		}
 	}
 }
+
+// A damaged record is an error naming where, whatever the format: a
+// tokbench line with a field of the wrong type (it has avg_ts, so it
+// could pass for llama-bench's), and a SQL row whose tokbench record is
+// not JSON.
+func TestDamagedRecordsRefused(t *testing.T) {
+	dir := t.TempDir()
+	line := filepath.Join(dir, "r.jsonl")
+	os.WriteFile(line, []byte(`{"key":"a|p=0|n=16","test":"tg16","status":"ok","avg_ts":"fast","samples_ts":[5]}`+"\n"), 0o644)
+	if _, _, _, err := Read(line); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("a wrong-typed field: %v", err)
+	}
+	db := filepath.Join(dir, "r.sql")
+	os.WriteFile(db, []byte("CREATE TABLE llama_bench (avg_ts REAL);\nINSERT INTO llama_bench (avg_ts) VALUES ('5');\n"+
+		"CREATE TABLE tokbench (llama_bench_rowid INTEGER, record TEXT);\nINSERT INTO tokbench VALUES (1, '{not json');\n"), 0o644)
+	if _, _, _, err := Read(db); err == nil || !strings.Contains(err.Error(), "row 1") {
+		t.Errorf("a damaged tokbench record in SQL: %v", err)
+	}
+}

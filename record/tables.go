@@ -39,7 +39,7 @@ func readTable(path string, kind int) ([]Record, error) {
 	for i, row := range rows {
 		var r Record
 		if own, ok := row[OwnRecord].(string); ok && own != "" {
-			if err := json.Unmarshal([]byte(own), &r); err == nil {
+			if err = json.Unmarshal([]byte(own), &r); err == nil {
 				err = complete(&r)
 			}
 		} else {
