@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/tokbench/tokbench/record"
@@ -99,7 +98,7 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, unma
 				run[k] = append(run[k], r.SamplesTs...)
 			}
 			for k, xs := range run {
-				m[k].means = append(m[k].means, mean(xs))
+				m[k].means = append(m[k].means, stats.Summarize(xs).Mean)
 			}
 		}
 		return m, order
@@ -116,7 +115,7 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, unma
 		}
 		d := Diff{Model: cmp.Or(x.rec.ModelType, filepath.Base(x.rec.ModelFile)), Test: x.rec.Test, Settings: varies(x.rec),
 			NA: len(x.samples), NB: len(y.samples), RunsA: len(x.means), RunsB: len(y.means)}
-		d.A, d.B = mean(x.samples), mean(y.samples)
+		d.A, d.B = stats.Summarize(x.samples).Mean, stats.Summarize(y.samples).Mean
 		d.Speedup = d.B / d.A
 		d.Ratio = stats.RatioOf(x.samples, y.samples, 1-alpha)
 		d.P, d.Warning, d.Verdict = judge(x.samples, y.samples, d.Speedup-1, alpha, minEffect)
@@ -170,14 +169,6 @@ func varying(order []string) func(*record.Record) string {
 	}
 }
 
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
 // Slowdowns names the tests of diffs that got significantly slower.
 func Slowdowns(diffs []Diff) []string {
 	var out []string
@@ -186,5 +177,5 @@ func Slowdowns(diffs []Diff) []string {
 			out = append(out, strings.TrimSpace(d.Model+" "+d.Test+" "+d.Settings))
 		}
 	}
-	return slices.Clip(out)
+	return out
 }

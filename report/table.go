@@ -295,15 +295,24 @@ func hoistShared(cols []column, recs []record.Record) ([]column, []string) {
 	var kept []column
 	var shared []string
 	for _, c := range cols {
-		v := c.value(&recs[0])
-		same := isSetting[c.head] && !slices.ContainsFunc(recs[1:], func(r record.Record) bool { return c.value(&r) != v })
-		if same {
-			shared = append(shared, c.head+" "+v)
+		if isSetting[c.head] && sameInAll(c, recs) {
+			shared = append(shared, c.head+" "+c.value(&recs[0]))
 			continue
 		}
 		kept = append(kept, c)
 	}
 	return kept, shared
+}
+
+// sameInAll says whether column c shows one value for every record.
+func sameInAll(c column, recs []record.Record) bool {
+	v := c.value(&recs[0])
+	for i := range recs {
+		if c.value(&recs[i]) != v {
+			return false
+		}
+	}
+	return true
 }
 
 // legend says, in one line, what the limits the table shows mean.
@@ -374,6 +383,12 @@ func needsAttention(r *record.Record) []string {
 // do, wrapped to the terminal's width. The test is named as the table's
 // row is: its model, the settings that vary (cols) and the test.
 func attention(w io.Writer, recs []record.Record, cols []column) error {
+	var varied []column // the settings that tell rows apart
+	for _, c := range cols {
+		if isSetting[c.head] && !sameInAll(c, recs) {
+			varied = append(varied, c)
+		}
+	}
 	first := true
 	for i := range recs {
 		r := &recs[i]
@@ -390,10 +405,8 @@ func attention(w io.Writer, recs []record.Record, cols []column) error {
 			first = false
 		}
 		name := tableModel(r)
-		for _, c := range cols {
-			if isSetting[c.head] && slices.ContainsFunc(recs, func(o record.Record) bool { return c.value(&o) != c.value(r) }) {
-				name += " " + c.head + " " + c.value(r)
-			}
+		for _, c := range varied {
+			name += " " + c.head + " " + c.value(r)
 		}
 		note := fmt.Sprintf("(!) %s %s: %s", name, llamaTest(r), why)
 		if _, err := fmt.Fprintln(w, strings.Join(wrap(note, noteWidth, "    "), "\n")); err != nil {

@@ -164,7 +164,9 @@ func (s *session) beginRep(p point.Point, r int) error {
 	if r > 0 && s.stopping() {
 		return ErrStopped
 	}
-	s.tell(fmt.Sprintf("repetition %d", r+1))
+	if s.progress != nil { // formatted only when someone listens
+		s.progress(fmt.Sprintf("repetition %d", r+1))
+	}
 	return s.setDepth(p.Parallel, p.NDepth)
 }
 
