@@ -38,6 +38,8 @@ fi
 command -v cmake >/dev/null || die "cmake not found: install cmake 3.24 or newer"
 
 build=${BUILD_DIR:-build/$backend}
+# shellcheck disable=SC2016
+rpath='$ORIGIN' # the libraries find each other wherever they are installed
 jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN)}
 flags=()
 install() { # install the libraries found under $1 in $dest
@@ -83,6 +85,16 @@ else
     export PATH=/usr/local/cuda/bin:$PATH
   fi
   flags+=("-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES:-native}")
+  # Vulkan stays out of a CUDA build: ollama's CMakeLists adds it whenever
+  # Vulkan's headers are found, and ggml-vulkan then requires glslc.
+  flags+=(-DCMAKE_DISABLE_FIND_PACKAGE_Vulkan=ON)
+  # The toolkit's libraries (libcudart, libcublas, libcublasLt) are found
+  # where nvcc's installation keeps them, beside $ORIGIN, whatever the
+  # loader's configuration says.
+  nvcc_dir=$(cd "$(dirname "$(command -v nvcc)")/.." && pwd)
+  for d in "$nvcc_dir/lib64" "$nvcc_dir/targets/$(uname -m)-linux/lib"; do
+    [ -d "$d" ] && rpath="$rpath;$d"
+  done
 fi
 
 # Ninja where it is installed (GENERATOR overrides), unless the build
@@ -93,10 +105,8 @@ if [ -n "${GENERATOR:-}" ]; then
 elif command -v ninja >/dev/null && [ ! -f "$build/cmake/CMakeCache.txt" ]; then
   gen=(-G Ninja)
 fi
-# $ORIGIN: the libraries find each other wherever they are installed.
-# shellcheck disable=SC2016
 cmake "${gen[@]}" -S "$src" -B "$build/cmake" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON -DCMAKE_INSTALL_RPATH='$ORIGIN' \
+  -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON -DCMAKE_INSTALL_RPATH="$rpath" \
   -DGGML_CCACHE=OFF "${flags[@]}"
 cmake --build "$build/cmake" --target "ggml-$backend" -j "$jobs"
 

@@ -24,10 +24,17 @@ for d in scripts ggml; do
   rm -rf "${bundle:?}/$d"
 done
 mkdir -p "$bundle/scripts" "$bundle/ggml/ml/backend/ggml"
-cp scripts/gpu-run.sh scripts/build-backend.sh scripts/gpu-copy.py "$bundle/scripts/"
+cp scripts/gpu-run.sh scripts/build-backend.sh scripts/gpu-copy.py scripts/gpu-figures.py "$bundle/scripts/"
+chmod +x "$bundle"/scripts/*
 cp "$src/CMakeLists.txt" "$bundle/ggml/"
 cp -R "$src/ml/backend/ggml/ggml" "$bundle/ggml/ml/backend/ggml/"
 chmod -R u+w "$bundle/ggml"
+# Only the CUDA build is made from it: the Metal and Vulkan sources (3 MiB)
+# stay home (the CUDA configure keeps Vulkan out; Metal is Apple's).
+rm -rf "$bundle/ggml/ml/backend/ggml/ggml/src/ggml-metal" "$bundle/ggml/ml/backend/ggml/ggml/src/ggml-vulkan"
+# The binary's symbol table and debug information (a third of it) are
+# not needed to run it: the check of its symbols ran when it was built.
+strip "$bin"
 # A module of its own: go vet/test ./... leave the copy's Go files out.
 printf 'module tokbench.local/gpu-bundle\n' >"$bundle/go.mod"
 

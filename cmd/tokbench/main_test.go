@@ -195,6 +195,24 @@ func TestSynthIntoCache(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stderr, "synthesizing") {
 		t.Fatalf("run --synth should find synth's model: exit %d, stderr %s", r.code, r.stderr)
 	}
+	// Made already: reused, not made again; a damaged one is made again.
+	models, _ := filepath.Glob(filepath.Join(os.Getenv("TOKBENCH_CACHE"), "*.gguf"))
+	if len(models) != 1 {
+		t.Fatalf("models in the cache: %v", models)
+	}
+	before, _ := os.Stat(models[0])
+	if r := tokbench(t, "synth", "--preset", "tiny", "--type", "q4_0", "--cache"); r.code != 0 || !strings.Contains(r.stderr, "already") {
+		t.Fatalf("second synth: exit %d, stderr %s", r.code, r.stderr)
+	}
+	if after, _ := os.Stat(models[0]); !after.ModTime().Equal(before.ModTime()) {
+		t.Error("the cached model was written again")
+	}
+	if err := os.Truncate(models[0], 100); err != nil {
+		t.Fatal(err)
+	}
+	if r := tokbench(t, "synth", "--preset", "tiny", "--type", "q4_0", "--cache"); r.code != 0 || !strings.Contains(r.stderr, "wrote") {
+		t.Fatalf("a damaged cached model: exit %d, stderr %s", r.code, r.stderr)
+	}
 	if r := tokbench(t, "synth", "--preset", "tiny", "--n-layer", "3", "--cache"); r.code != 2 || !strings.Contains(r.stderr, "--out") {
 		t.Fatalf("a changed shape without --out: exit %d, stderr %s", r.code, r.stderr)
 	}

@@ -75,6 +75,13 @@ func doSynth(c *cli.Context) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
+		// Made already and whole: a second GPU run on the same scratch
+		// folder, or a script run twice, reuses it (a damaged one is
+		// made again, as run --synth does).
+		if _, _, err := gguf.Inspect(out); err == nil {
+			fmt.Fprintf(os.Stderr, "%s is in the cache already (checked): nothing to make\n", out)
+			return nil
+		}
 	}
 	if r := c.String("router"); r != engine.RouterRandom && r != engine.RouterSame {
 		return usagef("--router %s: use %s or %s", r, engine.RouterRandom, engine.RouterSame)
