@@ -1,12 +1,12 @@
 package record
 
 import (
-	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
 
+	"github.com/tokbench/tokbench/internal/infile"
 	"github.com/tokbench/tokbench/internal/sqlite"
 )
 
@@ -35,6 +35,12 @@ func readTable(path string, kind int) ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return readRows(path, rows)
+}
+
+// readRows makes records of a table's rows.
+func readRows(path string, rows []sqlite.Row) ([]Record, error) {
+	var err error
 	recs := make([]Record, 0, len(rows))
 	for i, row := range rows {
 		var r Record
@@ -75,41 +81,42 @@ func csvRows(path string) ([]sqlite.Row, error) {
 }
 
 // sqlRows are llama_bench's rows, each with tokbench's record where its
-// table holds one.
+// table holds one: SQL text parsed as data (sqlTextRows), a database read
+// through queries of tokbench's own (sqlite.ReadTable).
 func sqlRows(path string, kind int) ([]sqlite.Row, error) {
-	var db *sql.DB
-	var err error
-	if kind == kindSQLite {
-		db, err = sqlite.Open(path)
-	} else {
-		var text []byte
-		if text, err = os.ReadFile(path); err == nil {
-			db, err = sqlite.FromText(string(text))
+	if kind == kindSQL {
+		f, err := infile.Open(path)
+		if err != nil {
+			return nil, err
 		}
+		defer f.Close()
+		return sqlTextRows(path, f)
 	}
+	db, err := sqlite.OpenReadOnly(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	defer db.Close()
-	rows, err := sqlite.Rows(db, BenchTable)
+	rows, err := db.ReadTable(BenchTable)
 	if err != nil {
-		return nil, fmt.Errorf("%s: no %s table: %v", path, BenchTable, err)
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	if cols, _ := sqlite.Columns(db, OwnTable); len(cols) > 0 {
-		own, err := sqlite.Rows(db, OwnTable)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
+	if !db.HasTable(OwnTable) {
+		return rows, nil
+	}
+	own, err := db.ReadTable(OwnTable)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	byRow := map[int64]string{}
+	for _, o := range own {
+		if id, ok := o[OwnLink].(int64); ok {
+			byRow[id], _ = o[OwnRecord].(string)
 		}
-		byRow := map[int64]string{}
-		for _, o := range own {
-			if id, ok := o[OwnLink].(int64); ok {
-				byRow[id], _ = o[OwnRecord].(string)
-			}
-		}
-		for _, r := range rows {
-			if id, ok := r["rowid"].(int64); ok && byRow[id] != "" {
-				r[OwnRecord] = byRow[id]
-			}
+	}
+	for _, r := range rows {
+		if id, ok := r["rowid"].(int64); ok && byRow[id] != "" {
+			r[OwnRecord] = byRow[id]
 		}
 	}
 	return rows, nil

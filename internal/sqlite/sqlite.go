@@ -1,15 +1,18 @@
 // Package sqlite reads and appends to llama-bench's SQLite tables with a
-// pure-Go SQLite (modernc.org/sqlite): llama-bench's -o sql text run into
-// a database in memory, or a database file of any llama-bench version,
-// whose table gains the columns it lacks and never loses one.
+// pure-Go SQLite (modernc.org/sqlite): a database file of any llama-bench
+// version, read through tokbench's own bounded queries (never a view or
+// anything else the file defines), or appended to: its table gains the
+// columns it lacks and never loses one.
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 )
@@ -21,39 +24,139 @@ const Magic = "SQLite format 3\x00"
 // string, []byte or nil).
 type Row map[string]any
 
-// Open opens a database file.
-func Open(path string) (*sql.DB, error) {
+// Limits of a read: a database handed to tokbench is data, and a query
+// of it must end, in bounded memory, whatever its schema holds.
+const (
+	readTimeout = 2 * time.Minute
+	heapLimit   = 1 << 30
+	// busyWait is how long an append waits for another writer's lock.
+	busyWait = 30 * time.Second
+)
+
+// DB is a database opened read-only: nothing of it runs but the queries
+// tokbench makes of its tables, and those are bounded in time and memory.
+type DB struct{ db *sql.DB }
+
+// OpenReadOnly opens a database file for reading: read-only, the schema
+// not trusted (functions with side effects refused in what it defines),
+// queries only.
+func OpenReadOnly(path string) (*DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	return sql.Open("sqlite", dsn(path))
-}
-
-// dsn is the driver's name for the file at path: a URI, the characters
-// a URI gives a meaning to escaped, waiting up to 5 s for another
-// writer's lock.
-func dsn(path string) string {
-	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?_pragma=busy_timeout(5000)"
-}
-
-// FromText runs SQL text (llama-bench's -o sql, or tokbench's) into a
-// database in memory.
-func FromText(text string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", ":memory:")
+	db, err := sql.Open("sqlite", dsn(path, "mode=ro", "_pragma=query_only(1)", "_pragma=trusted_schema(0)",
+		fmt.Sprintf("_pragma=hard_heap_limit(%d)", heapLimit)))
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(1) // one connection: one database in memory
-	if _, err := db.Exec(text); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
+	db.SetMaxOpenConns(1)
+	return &DB{db}, nil
 }
 
-// Columns lists a table's columns (none if it does not exist).
-func Columns(db *sql.DB, table string) ([]string, error) {
-	rows, err := db.Query("SELECT name FROM pragma_table_info(?)", table)
+// Close closes the database.
+func (d *DB) Close() error { return d.db.Close() }
+
+// tableInfo says whether name is a table tokbench can read: a real table
+// (not a view, whose query would be the file's; not a virtual table,
+// whose module would run), and whether its rows have rowids.
+func (d *DB) tableInfo(ctx context.Context, name string) (kind string, withoutRowid bool, err error) {
+	err = d.db.QueryRowContext(ctx, "SELECT type, wr FROM pragma_table_list WHERE schema = 'main' AND name = ? COLLATE NOCASE", name).Scan(&kind, &withoutRowid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return kind, withoutRowid, err
+}
+
+// HasTable says whether the database has a table of this name.
+func (d *DB) HasTable(name string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	defer cancel()
+	kind, _, err := d.tableInfo(ctx, name)
+	return err == nil && kind == "table"
+}
+
+// ReadTable reads every row of a table, its columns by name and its rowid
+// under "rowid" (none for a WITHOUT ROWID table), in rowid order. A view
+// or a virtual table of that name is refused: reading it would run what
+// the file defines.
+func (d *DB) ReadTable(name string) ([]Row, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	defer cancel()
+	kind, withoutRowid, err := d.tableInfo(ctx, name)
+	switch {
+	case err != nil:
+		return nil, bounded(err)
+	case kind == "":
+		return nil, fmt.Errorf("no %s table", name)
+	case kind != "table":
+		return nil, fmt.Errorf("%s is a %s, not a table: tokbench reads tables only (a %s would run what the file defines)", name, kind, kind)
+	}
+	cols, err := d.columns(ctx, name)
+	if err != nil {
+		return nil, bounded(err)
+	}
+	sel := make([]string, 0, len(cols)+1)
+	order := ""
+	if !withoutRowid {
+		alias := rowidAlias(cols)
+		if alias == "" {
+			return nil, fmt.Errorf("table %s has columns named rowid, _rowid_ and oid, so its rows' ids cannot be read", name)
+		}
+		sel, order = append(sel, alias+` AS "rowid"`), " ORDER BY "+alias
+	}
+	var names []string
+	for _, c := range cols {
+		if !withoutRowid && strings.EqualFold(c, "rowid") {
+			continue // the rowid is the table's own, under that name
+		}
+		sel, names = append(sel, quote(c)), append(names, c)
+	}
+	if !withoutRowid {
+		names = append([]string{"rowid"}, names...)
+	}
+	rows, err := d.db.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+quote(name)+order)
+	if err != nil {
+		return nil, bounded(err)
+	}
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		vals := make([]any, len(names))
+		ptrs := make([]any, len(names))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, bounded(err)
+		}
+		r := make(Row, len(names))
+		for i, c := range names {
+			if b, ok := vals[i].([]byte); ok {
+				vals[i] = string(b)
+			}
+			r[c] = vals[i]
+		}
+		out = append(out, r)
+	}
+	return out, bounded(rows.Err())
+}
+
+// bounded says what a query that hit a limit means.
+func bounded(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded), strings.Contains(err.Error(), "interrupted"):
+		return fmt.Errorf("reading took over %s: not a results database (or a damaged one)", readTimeout)
+	case strings.Contains(err.Error(), "out of memory"):
+		return fmt.Errorf("reading needed over %d MiB: not a results database (or a damaged one)", heapLimit>>20)
+	}
+	return err
+}
+
+// columns lists a table's columns, generated and hidden ones left out.
+func (d *DB) columns(ctx context.Context, table string) ([]string, error) {
+	rows, err := d.db.QueryContext(ctx, "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", table)
 	if err != nil {
 		return nil, err
 	}
@@ -69,38 +172,24 @@ func Columns(db *sql.DB, table string) ([]string, error) {
 	return cols, rows.Err()
 }
 
-// Rows reads every row of table with its rowid (under "rowid"), in
-// rowid order.
-func Rows(db *sql.DB, table string) ([]Row, error) {
-	rows, err := db.Query("SELECT rowid AS rowid, * FROM " + quote(table) + " ORDER BY rowid")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out []Row
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
+// rowidAlias is a name of a table's rowid that no column of it takes.
+func rowidAlias(cols []string) string {
+	for _, a := range []string{"rowid", "_rowid_", "oid"} {
+		taken := false
+		for _, c := range cols {
+			taken = taken || strings.EqualFold(c, a)
 		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+		if !taken {
+			return a
 		}
-		r := Row{}
-		for i, c := range cols {
-			if b, ok := vals[i].([]byte); ok {
-				vals[i] = string(b)
-			}
-			r[c] = vals[i]
-		}
-		out = append(out, r)
 	}
-	return out, rows.Err()
+	return ""
+}
+
+// dsn is the driver's name for the file at path: a URI, the characters
+// a URI gives a meaning to escaped, with the parameters given.
+func dsn(path string, params ...string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?" + strings.Join(params, "&")
 }
 
 // Column is a column tokbench writes: its name and SQL type.
@@ -121,9 +210,13 @@ type Table struct {
 }
 
 // Append appends each table's rows to the database file at path (made
-// if absent), in one transaction: all of them or, on an error, none.
+// if absent), in one transaction: all of them or, on an error or a
+// signal, none. The transaction takes the write lock as it begins,
+// waiting up to busyWait for another writer's, so that two appends to one
+// database run one after the other.
 func Append(path string, tables ...Table) (err error) {
-	db, err := sql.Open("sqlite", dsn(path))
+	db, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("_pragma=busy_timeout(%d)", busyWait.Milliseconds()),
+		"_txlock=immediate", "_pragma=trusted_schema(0)"))
 	if err != nil {
 		return err
 	}
@@ -161,6 +254,18 @@ func appendTable(tx *sql.Tx, t Table, prev []int64) ([]int64, error) {
 	if _, err := tx.Exec("CREATE TABLE IF NOT EXISTS " + quote(t.Name) + " (" + strings.Join(defs, ", ") + ")"); err != nil {
 		return nil, err
 	}
+	// The rows must be a table's with ids tokbench can link and read back.
+	var kind string
+	var withoutRowid bool
+	if err := tx.QueryRow("SELECT type, wr FROM pragma_table_list WHERE schema = 'main' AND name = ? COLLATE NOCASE", t.Name).Scan(&kind, &withoutRowid); err != nil {
+		return nil, err
+	}
+	switch {
+	case kind != "table":
+		return nil, fmt.Errorf("it is a %s, not a table: append to another database", kind)
+	case withoutRowid:
+		return nil, fmt.Errorf("it is WITHOUT ROWID, so tokbench's rows could not be linked to its rows: append to another database")
+	}
 	have := map[string]bool{}
 	rows, err := tx.Query("SELECT name FROM pragma_table_info(?)", t.Name)
 	if err != nil {
@@ -172,6 +277,9 @@ func appendTable(tx *sql.Tx, t Table, prev []int64) ([]int64, error) {
 		have[c] = true
 	}
 	rows.Close()
+	if rowidAlias(mapKeys(have)) == "" {
+		return nil, fmt.Errorf("its columns rowid, _rowid_ and oid hide its rows' ids, which tokbench's rows link to: append to another database")
+	}
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = quote(c.Name)
@@ -199,6 +307,14 @@ func appendTable(tx *sql.Tx, t Table, prev []int64) ([]int64, error) {
 		ids[i], _ = res.LastInsertId()
 	}
 	return ids, nil
+}
+
+func mapKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 // quote is an SQL identifier, quoted.

@@ -20,20 +20,20 @@ func TestAppend(t *testing.T) {
 	if err := Append(path, bench, own); err != nil {
 		t.Fatal(err)
 	}
-	db, err := Open(path)
+	db, err := OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := Rows(db, "t")
+	rows, err := db.ReadTable("t")
 	if err != nil || len(rows) != 3 || rows[0]["old"] != "x" || rows[1]["new"] != "y" || rows[1]["old"] != nil || rows[2]["a"] != int64(3) {
 		t.Fatalf("%v %v", rows, err)
 	}
-	linked, err := Rows(db, "own")
+	linked, err := db.ReadTable("own")
 	if err != nil || len(linked) != 2 || linked[0]["t_rowid"] != rows[1]["rowid"] || linked[1]["v"] != "for 3" {
 		t.Errorf("%v %v", linked, err)
 	}
-	if _, err := Open(filepath.Join(t.TempDir(), "none.sqlite")); err == nil {
+	if _, err := OpenReadOnly(filepath.Join(t.TempDir(), "none.sqlite")); err == nil {
 		t.Error("a missing database opened")
 	}
 }
