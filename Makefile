@@ -57,7 +57,7 @@ export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS) $(QUIET)
 ARM64_BIN   ?= bin/arm64/tokbench
 ARM64_FLAGS ?= -O3 -march=armv8.2-a+dotprod+fp16
 
-.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-split bench-compare bench-roofline bench-moe bench-quality cuda vulkan gpu-bundle clean env
+.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags fuzz-sql bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-split bench-compare bench-roofline bench-moe bench-quality cuda vulkan gpu-bundle clean env
 
 all: build
 
@@ -126,6 +126,12 @@ fuzz-load:
 fuzz-flags: build
 	TOKBENCH_FUZZ_ALL=1 $(GO) test ./cmd/tokbench -run 'FuzzNumericFlags|FuzzFileNumbers|FuzzFleetStrings|TestHostilePaths' -count=1 -timeout 60m
 	$(GO) test ./cmd/tokbench -run '^$$' -fuzz FuzzNumericFlags -fuzztime $(FUZZTIME)
+
+# Fuzz the readers of llama-bench's SQL text and SQLite databases
+# (FUZZTIME each): never a panic, a hang or a statement run.
+fuzz-sql:
+	CGO_ENABLED=0 $(GO) test ./record -run '^$$' -fuzz FuzzSQLText -fuzztime $(FUZZTIME)
+	CGO_ENABLED=0 $(GO) test ./record -run '^$$' -fuzz FuzzSQLiteFile -fuzztime $(FUZZTIME)
 
 # tokbench run against a plain C loop over the same llama.cpp (bench/cref).
 bench: build

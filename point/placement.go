@@ -186,7 +186,9 @@ func (p Point) CheckKnobs() error {
 		return Inputf("--prio %d: give -1 (low), 0 (normal), 1 (medium), 2 (high) or 3 (realtime)", p.Prio)
 	case p.Delay < 0 || p.Delay > time.Hour:
 		return Inputf("--delay %s: give 0 to 1h", p.Delay)
-	case p.PG[0] < 0 || p.PG[1] < 0 || p.PG[0] > MaxTokens || p.PG[1] > MaxTokens || (p.PG[0] == 0) != (p.PG[1] == 0):
+	case p.PG[0] > MaxTokens || p.PG[1] > MaxTokens:
+		return Inputf("-pg %d,%d: at most %d tokens each (the cap on a test's tokens)", p.PG[0], p.PG[1], MaxTokens)
+	case p.PG[0] < 0 || p.PG[1] < 0 || (p.PG[0] == 0) != (p.PG[1] == 0):
 		return Inputf("-pg %d,%d: give both the prompt and the generation length, e.g. -pg 512,128", p.PG[0], p.PG[1])
 	}
 	return nil

@@ -24,6 +24,20 @@ func Create(path string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
+	// JSON lines go only into a file of JSON lines: appended to another
+	// format, they would make it unreadable, or never be read.
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		head := make([]byte, 64)
+		n, _ := f.ReadAt(head, 0)
+		kind, err := sniffHead(head[:n])
+		if err == nil && kind != kindLines {
+			err = fmt.Errorf("it is %s, not JSON lines", kindNames[kind])
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("results %s: %w: tokbench appends only to a JSONL file; give another --out (tokbench report %s -o jsonl --out NEW.jsonl converts it)", path, err, path)
+		}
+	}
 	// A last line without its newline (written by hand, or by another
 	// tool) must not run into the first one appended.
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
@@ -193,7 +207,11 @@ func Lines(path, what string, each func(n int, line []byte) error) (intact int64
 		}
 		// A line is checked for JSON only when each fails on it: a valid
 		// line is parsed once.
-		if text := bytes.TrimSpace(line); len(text) > 0 {
+		text := bytes.TrimSpace(line)
+		if n == 1 {
+			text = bytes.TrimPrefix(text, []byte(utf8BOM))
+		}
+		if len(text) > 0 {
 			if err := each(n, text); err != nil {
 				if json.Valid(text) {
 					return off, false, err

@@ -143,6 +143,14 @@ func complete(r *Record) error {
 	if len(r.SamplesTs) == 0 && r.Status == StatusOK {
 		return fmt.Errorf("%s has no samples_ts and no avg_ts", r.Test)
 	}
+	if r.Status == StatusOK {
+		// A measured test has a rate: 0 would divide every comparison.
+		for _, v := range append([]float64{r.AvgTs}, r.SamplesTs...) {
+			if v == 0 {
+				return fmt.Errorf("%s: a rate of 0 t/s in a measured test: not a measurement (edited or corrupt?); remove it", r.Test)
+			}
+		}
+	}
 	return r.checkRates()
 }
 

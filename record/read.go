@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/tokbench/tokbench/internal/infile"
 	"github.com/tokbench/tokbench/internal/sqlite"
 	"github.com/tokbench/tokbench/point"
 )
@@ -29,11 +29,11 @@ func Read(path string) (recs []Record, intact int64, torn bool, err error) {
 		recs, err := readTable(path, kind)
 		return recs, 0, false, err
 	case kindArray:
-		data, err := os.ReadFile(path)
+		data, err := infile.ReadFile(path)
 		if err != nil {
 			return nil, 0, false, err
 		}
-		recs, err := readArray(path, bytes.TrimSpace(data))
+		recs, err := readArray(path, bytes.TrimSpace(bytes.TrimPrefix(data, []byte(utf8BOM))))
 		return recs, int64(len(data)), false, err
 	}
 	var in interner
@@ -86,13 +86,20 @@ func Read(path string) (recs []Record, intact int64, torn bool, err error) {
 // maxRate bounds a believable rate, tokens per second.
 const maxRate = 1e12
 
-// checkRates refuses a record whose rates no measurement gives (negative,
-// huge, or not finite: a hand-edited or corrupt file), before anything
-// downstream computes with them.
+// checkRates refuses a record whose figures no measurement gives (a
+// hand-edited, corrupt or hostile file) before anything downstream
+// computes with them: rates negative, huge or not finite, negative token
+// counts, depths, threads or batches.
 func (r *Record) checkRates() error {
 	for _, v := range append([]float64{r.AvgTs, r.StddevTs, r.MedianTs}, r.SamplesTs...) {
 		if !(v >= 0 && v <= maxRate) { // NaN fails both
 			return fmt.Errorf("%s: a rate of %g t/s: not a measurement (edited or corrupt?); remove the line", r.Test, v)
+		}
+	}
+	for name, v := range map[string]int{"n_prompt": r.NPrompt, "n_gen": r.NGen, "n_depth": r.NDepth, "n_threads": r.NThreads,
+		"n_batch": r.NBatch, "n_ubatch": r.NUBatch, "n_parallel": r.NParallel} {
+		if v < 0 {
+			return fmt.Errorf("%s: %s %d: not a setting anything measured with (edited or corrupt?); remove the line", r.Test, name, v)
 		}
 	}
 	return nil
@@ -110,7 +117,7 @@ const (
 // sniff says what a file holds from its first bytes, never reading the
 // whole of it: the lines of a large file are read one at a time.
 func sniff(path string) (int, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return 0, err
 	}
@@ -120,11 +127,28 @@ func sniff(path string) (int, error) {
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	head = head[:n]
+	kind, err := sniffHead(head[:n])
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return kind, nil
+}
+
+// utf8BOM may begin a file saved by an editor on Windows: it is skipped.
+const utf8BOM = "\xef\xbb\xbf"
+
+// sniffHead is what a file beginning with head holds. UTF-16 and UTF-32
+// text (a byte-order mark, or NULs between the characters) is refused:
+// read as UTF-8 it would be nothing at all.
+func sniffHead(head []byte) (int, error) {
 	if bytes.HasPrefix(head, []byte(sqlite.Magic)) {
 		return kindSQLite, nil
 	}
-	t := bytes.TrimLeft(head, " \t\r\n")
+	if bytes.HasPrefix(head, []byte("\xff\xfe")) || bytes.HasPrefix(head, []byte("\xfe\xff")) ||
+		len(head) >= 4 && (head[1] == 0 && head[3] == 0 || head[0] == 0 && head[2] == 0) {
+		return 0, fmt.Errorf("UTF-16 or UTF-32 text: tokbench reads UTF-8; convert it first (iconv -f UTF-16 -t UTF-8)")
+	}
+	t := bytes.TrimLeft(bytes.TrimPrefix(head, []byte(utf8BOM)), " \t\r\n")
 	up := strings.ToUpper(string(t))
 	switch {
 	case bytes.HasPrefix(t, []byte("[")):
@@ -136,6 +160,9 @@ func sniff(path string) (int, error) {
 	}
 	return kindLines, nil
 }
+
+// kindNames say what a file of each kind is, for an error.
+var kindNames = map[int]string{kindArray: "a JSON array (-o json)", kindCSV: "CSV (-o csv)", kindSQL: "SQL text (-o sql)", kindSQLite: "a SQLite database"}
 
 // interner keeps one copy of the strings that every record of a file
 // repeats (the host, build, model, types): a million records would

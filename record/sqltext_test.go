@@ -215,3 +215,37 @@ func FuzzSQLiteFile(f *testing.F) {
 		}
 	})
 }
+
+// JSON lines are appended only to a file of JSON lines: a results file of
+// another format (as sweep --resume --out or load --out would be given)
+// is refused with what it is, and left as it was.
+func TestAppendOnlyToJSONL(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"array.json":  `[{"avg_ts": 1}]`,
+		"bom.json":    "\xef\xbb\xbf[]",
+		"table.csv":   "build_commit,avg_ts\na,1\n",
+		"text.sql":    benchTable,
+		"db.sqlite":   "SQLite format 3\x00rest",
+		"utf16.jsonl": "\xff\xfe{\x00}\x00",
+	} {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(content), 0o644)
+		if w, err := Create(path); err == nil || !strings.Contains(err.Error(), "appends only to a JSONL file") {
+			t.Errorf("%s: %v", name, err)
+			if w != nil {
+				w.Close()
+			}
+		}
+		if b, _ := os.ReadFile(path); string(b) != content {
+			t.Errorf("%s changed", name)
+		}
+	}
+	path := filepath.Join(dir, "ok.jsonl")
+	os.WriteFile(path, []byte("\xef\xbb\xbf{\"a\":1}\n"), 0o644)
+	w, err := Create(path)
+	if err != nil {
+		t.Fatalf("JSON lines after a BOM: %v", err)
+	}
+	w.Close()
+}

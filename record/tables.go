@@ -1,10 +1,11 @@
 package record
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"os"
+	"strings"
 
 	"github.com/tokbench/tokbench/internal/infile"
 	"github.com/tokbench/tokbench/internal/sqlite"
@@ -60,7 +61,7 @@ func readRows(path string, rows []sqlite.Row) ([]Record, error) {
 }
 
 func csvRows(path string) ([]sqlite.Row, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +70,10 @@ func csvRows(path string) ([]sqlite.Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: not CSV: %v", path, err)
 	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("%s: empty", path)
+	}
+	all[0][0] = strings.TrimPrefix(all[0][0], utf8BOM)
 	var rows []sqlite.Row
 	for _, rec := range all[1:] {
 		r := sqlite.Row{}
@@ -90,7 +95,11 @@ func sqlRows(path string, kind int) ([]sqlite.Row, error) {
 			return nil, err
 		}
 		defer f.Close()
-		return sqlTextRows(path, f)
+		r := bufio.NewReader(f)
+		if b, _ := r.Peek(len(utf8BOM)); string(b) == utf8BOM {
+			r.Discard(len(utf8BOM))
+		}
+		return sqlTextRows(path, r)
 	}
 	db, err := sqlite.OpenReadOnly(path)
 	if err != nil {

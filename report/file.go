@@ -2,10 +2,13 @@ package report
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
+	"github.com/tokbench/tokbench/internal/halt"
 	"github.com/tokbench/tokbench/internal/load"
 	"github.com/tokbench/tokbench/internal/safefile"
 	"github.com/tokbench/tokbench/point"
@@ -30,7 +33,7 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 		}
 		noteTorn(log, path, torn)
 		if out != "" && format == "md" {
-			if err := checkOut(out, path); err != nil {
+			if err := checkMarkdownOut(out, path); err != nil {
 				return err
 			}
 			return loadMarkdownFiles(out, lines, tl)
@@ -55,7 +58,7 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 		ts = Tradeoffs(recs, blocks)
 	}
 	if out != "" && format == "md" {
-		if err := checkOut(out, path); err != nil {
+		if err := checkMarkdownOut(out, path); err != nil {
 			return err
 		}
 		return MarkdownFiles(out, recs, tl, ts)
@@ -131,11 +134,30 @@ func checkOut(out string, inputs ...string) error {
 	return nil
 }
 
+// maxCharts bounds the charts a Markdown report writes beside itself.
+const maxCharts = 256
+
+// checkMarkdownOut is checkOut for a Markdown report and the charts it
+// writes beside it (X.md's X-1.svg, X-2.svg, ...): none of them may be an
+// input.
+func checkMarkdownOut(out string, inputs ...string) error {
+	if err := checkOut(out, inputs...); err != nil {
+		return err
+	}
+	base := strings.TrimSuffix(out, filepath.Ext(out))
+	for i := 1; i <= maxCharts; i++ {
+		if err := safefile.NotAnInput(fmt.Sprintf("%s-%d.svg", base, i), inputs...); err != nil {
+			return point.Inputf("-o md --out %s writes its charts as %s-N.svg: %v", out, base, strings.Replace(err.Error(), "give another --out", "give another --out or move the input", 1))
+		}
+	}
+	return nil
+}
+
 // SQLiteFile appends the measured records of a results file (tokbench's
 // or llama-bench's, any format) to the SQLite database db, as
 // AppendSQLite does, and says how many on log. A database that is the
 // file itself is refused: its rows would be appended to themselves.
-func SQLiteFile(log io.Writer, path, db string) error {
+func SQLiteFile(ctx context.Context, log io.Writer, path, db string) error {
 	if err := safefile.NotAnInput(db, path); err != nil {
 		return point.Inputf("--sqlite: %v", strings.Replace(err.Error(), "--out", "--sqlite", 1))
 	}
@@ -144,7 +166,12 @@ func SQLiteFile(log io.Writer, path, db string) error {
 		return err
 	}
 	noteTorn(log, path, torn)
-	n, err := AppendSQLite(db, record.Final(recs))
+	// The transaction stops in order on a signal: rolled back, not cut.
+	defer halt.InOrder()()
+	n, err := AppendSQLite(ctx, db, record.Final(recs))
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("--sqlite %s: stopped, nothing appended: %w", db, ctx.Err())
+	}
 	if err != nil {
 		return fmt.Errorf("--sqlite %s: %w (is it a SQLite database?)", db, err)
 	}

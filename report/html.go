@@ -456,6 +456,7 @@ func markdownFiles(path string, charts []chart, tables func(io.Writer) error) er
 	}
 	defer f.Close()
 	base := strings.TrimSuffix(path, filepath.Ext(path))
+	charts = charts[:min(len(charts), maxCharts)] // the names checkMarkdownOut checked
 	for i, c := range charts {
 		svgPath := fmt.Sprintf("%s-%d.svg", base, i+1)
 		if err := safefile.Write(svgPath, []byte(c.svg(true)+"\n"), 0o644); err != nil {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -95,7 +96,7 @@ func sqlValue(v any) string {
 // llama-bench both, so that either's INSERTs fit. tokbench's own fields
 // go to its table beside it, as in -o sql. It returns how many were
 // appended; failed tests are not.
-func AppendSQLite(path string, recs []record.Record) (int, error) {
+func AppendSQLite(ctx context.Context, path string, recs []record.Record) (int, error) {
 	all := append(append([]sqlField{}, LlamaBenchFields...), currentFields...)
 	bench := sqlite.Table{Name: record.BenchTable, Cols: sqlColumns(all)}
 	own := sqlite.Table{Name: record.OwnTable, Cols: sqlColumns(ownFields), Link: record.OwnLink}
@@ -110,7 +111,7 @@ func AppendSQLite(path string, recs []record.Record) (int, error) {
 	if len(bench.Rows) == 0 {
 		return 0, nil
 	}
-	return len(bench.Rows), sqlite.Append(path, bench, own)
+	return len(bench.Rows), sqlite.Append(ctx, path, bench, own)
 }
 
 func sqlColumns(fields []sqlField) []sqlite.Column {

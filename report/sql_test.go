@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"fmt"
 	"os"
@@ -137,7 +138,7 @@ func TestAppendSQLite(t *testing.T) {
 	for name, fields := range map[string][]string{"pinned": pinnedFields, "current": currentNames} {
 		db := filepath.Join(dir, name+".sqlite")
 		exec1(t, db, lbSQL(fields, "aaaa"))
-		n, err := AppendSQLite(db, recs)
+		n, err := AppendSQLite(context.Background(), db, recs)
 		if err != nil || n != 2 {
 			t.Fatalf("%s: %d appended, %v", name, n, err)
 		}
@@ -152,7 +153,7 @@ func TestAppendSQLite(t *testing.T) {
 	}
 	// A table tokbench made: both llama-benches' lines go in.
 	made := filepath.Join(dir, "made.sqlite")
-	if _, err := AppendSQLite(made, recs); err != nil {
+	if _, err := AppendSQLite(context.Background(), made, recs); err != nil {
 		t.Fatal(err)
 	}
 	for _, fields := range [][]string{pinnedFields, currentNames} {

@@ -45,6 +45,9 @@ func doCompare(c *cli.Context) error {
 	var names [2]string
 	for i, arg := range c.Args().Slice() {
 		files := point.SplitList(arg) // a\,b.jsonl is one file
+		if len(files) == 0 {
+			return usagef("compare: side %c (%q) names no file: give a results file, or a comma list of runs", 'A'+i, arg)
+		}
 		for _, p := range files {
 			recs, _, _, err := record.Read(p)
 			if err != nil {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/tokbench/tokbench/internal/preset"
 	"github.com/tokbench/tokbench/point"
@@ -183,6 +185,11 @@ func unknownFlag(cmd *cli.Command, args []string, err error) error {
 	where := "tokbench"
 	if cmd != nil && cmd.Name != "" {
 		where = cmd.Name
+	}
+	// Quoted when it holds what a terminal would act on (escapes,
+	// carriage returns): the flag is shown, never played.
+	if strings.IndexFunc(typed, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		typed = strconv.Quote(typed)
 	}
 	msg := fmt.Sprintf("%s has no flag %s", where, typed)
 	switch hint, best := llamaBenchOnly[name], closestFlag(cmd, name); {

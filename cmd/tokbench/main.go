@@ -89,6 +89,19 @@ func run(args []string) int {
 	return exitFail
 }
 
+// atOnce makes cmd and its subcommands a phase that a signal ends at once.
+func atOnce(cmd *cli.Command) {
+	if a := cmd.Action; a != nil {
+		cmd.Action = func(c *cli.Context) error {
+			defer halt.AtOnce()()
+			return a(c)
+		}
+	}
+	for _, sub := range cmd.Subcommands {
+		atOnce(sub)
+	}
+}
+
 func newApp() *cli.App {
 	cli.FlagStringer = flagHelp
 	// -v is llama-bench's --verbose; the version is --version alone.
@@ -136,6 +149,15 @@ func newApp() *cli.App {
 			return usageErr(unknownFlag(cmd, os.Args, err))
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
+	}
+	// Commands that only read and write results files end at the first
+	// signal (exit 130), their half-written outputs removed; a database
+	// append inside them stops in order, rolled back (halt.InOrder).
+	for _, cmd := range app.Commands {
+		switch cmd.Name {
+		case "report", "compare", "merge", "baseline":
+			atOnce(cmd)
+		}
 	}
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = app.OnUsageError

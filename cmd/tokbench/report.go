@@ -37,7 +37,10 @@ func doReport(c *cli.Context) error {
 		return err
 	}
 	if db := c.String("sqlite"); db != "" {
-		return report.SQLiteFile(os.Stderr, c.Args().First(), db)
+		if c.IsSet("output") || c.IsSet("out") {
+			return usagef("--sqlite appends to the database and prints nothing: drop -o and --out, or run tokbench report twice (once with --sqlite, once with -o/--out)")
+		}
+		return report.SQLiteFile(c.Context, os.Stderr, c.Args().First(), db)
 	}
 	var tl report.Timeline
 	if p := c.String("telemetry"); p != "" {

@@ -55,6 +55,21 @@ func AtOnce() (end func()) {
 	}
 }
 
+// InOrder marks a part of an AtOnce phase that stops in order instead (a
+// database transaction, rolled back when the command's context is
+// canceled), until end is called.
+func InOrder() (end func()) {
+	mu.Lock()
+	saved := atOnce
+	atOnce = 0
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		atOnce += saved
+		mu.Unlock()
+	}
+}
+
 // Signal notes a signal; inside an AtOnce phase it removes the
 // temporary files and says to end the process now.
 func Signal() (now bool) {

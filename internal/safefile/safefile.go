@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/tokbench/tokbench/internal/halt"
 )
 
 // Write replaces path with data (perm for a new file) atomically.
@@ -16,6 +18,7 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	name := tmp.Name()
+	defer halt.Temp(name)()
 	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Chmod(perm)
@@ -41,8 +44,9 @@ func Write(path string, data []byte, perm os.FileMode) error {
 // leaving whatever was at path as it was.
 type File struct {
 	*os.File
-	path string
-	done bool
+	path   string
+	done   bool
+	unmark func() // the temporary file, removed if a signal ends the process
 }
 
 // Create starts writing path. The temporary file is created exclusively
@@ -53,7 +57,7 @@ func Create(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	return &File{File: tmp, path: path}, nil
+	return &File{File: tmp, path: path, unmark: halt.Temp(tmp.Name())}, nil
 }
 
 // Commit syncs the file and renames it onto its path.
@@ -69,6 +73,7 @@ func (f *File) Commit(perm os.FileMode) error {
 		err = os.Rename(f.Name(), f.path)
 	}
 	f.done = true
+	f.unmark()
 	if err != nil {
 		os.Remove(f.Name())
 		return fmt.Errorf("write %s: %w", f.path, err)
@@ -83,6 +88,7 @@ func (f *File) Close() error {
 	}
 	f.done = true
 	f.File.Close()
+	defer f.unmark()
 	return os.Remove(f.Name())
 }
 

@@ -210,11 +210,11 @@ type Table struct {
 }
 
 // Append appends each table's rows to the database file at path (made
-// if absent), in one transaction: all of them or, on an error or a
-// signal, none. The transaction takes the write lock as it begins,
+// if absent), in one transaction: all of them or, on an error or ctx's
+// end (a signal), none. The transaction takes the write lock as it begins,
 // waiting up to busyWait for another writer's, so that two appends to one
 // database run one after the other.
-func Append(path string, tables ...Table) (err error) {
+func Append(ctx context.Context, path string, tables ...Table) (err error) {
 	db, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("_pragma=busy_timeout(%d)", busyWait.Milliseconds()),
 		"_txlock=immediate", "_pragma=trusted_schema(0)"))
 	if err != nil {
@@ -222,7 +222,7 @@ func Append(path string, tables ...Table) (err error) {
 	}
 	defer func() { err = errors.Join(err, db.Close()) }()
 	db.SetMaxOpenConns(1)
-	tx, err := db.Begin()
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -233,7 +233,7 @@ func Append(path string, tables ...Table) (err error) {
 	}()
 	var prev []int64
 	for _, t := range tables {
-		ids, err := appendTable(tx, t, prev)
+		ids, err := appendTable(ctx, tx, t, prev)
 		if err != nil {
 			return fmt.Errorf("%s table %s: %w", path, t.Name, err)
 		}
@@ -242,7 +242,7 @@ func Append(path string, tables ...Table) (err error) {
 	return tx.Commit()
 }
 
-func appendTable(tx *sql.Tx, t Table, prev []int64) ([]int64, error) {
+func appendTable(ctx context.Context, tx *sql.Tx, t Table, prev []int64) ([]int64, error) {
 	cols := t.Cols
 	if t.Link != "" {
 		cols = append([]Column{{t.Link, "INTEGER"}}, cols...)
@@ -300,7 +300,7 @@ func appendTable(tx *sql.Tx, t Table, prev []int64) ([]int64, error) {
 		if t.Link != "" {
 			r = append([]any{prev[i]}, r...)
 		}
-		res, err := stmt.Exec(r...)
+		res, err := stmt.ExecContext(ctx, r...)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 )
@@ -12,12 +13,12 @@ import (
 func TestAppend(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a?b#c%d.sqlite")
 	old := Table{Name: "t", Cols: []Column{{"a", "INTEGER"}, {"old", "TEXT"}}, Rows: [][]any{{1, "x"}}}
-	if err := Append(path, old); err != nil {
+	if err := Append(context.Background(), path, old); err != nil {
 		t.Fatal(err)
 	}
 	bench := Table{Name: "t", Cols: []Column{{"a", "INTEGER"}, {"new", "TEXT"}}, Rows: [][]any{{2, "y"}, {3, "z"}}}
 	own := Table{Name: "own", Cols: []Column{{"v", "TEXT"}}, Rows: [][]any{{"for 2"}, {"for 3"}}, Link: "t_rowid"}
-	if err := Append(path, bench, own); err != nil {
+	if err := Append(context.Background(), path, bench, own); err != nil {
 		t.Fatal(err)
 	}
 	db, err := OpenReadOnly(path)
