@@ -95,8 +95,15 @@ vet:
 
 # -p 1: test packages run llama.cpp, whose threads spin-wait; two packages
 # at once on a small machine slow each other down many times over.
+# Tests own their state: none reads or writes the user's cache (a test
+# binary's cache is a temporary folder of its own, internal/plan), and
+# the recipe fails if anything under it changed while they ran.
 test: vet pure
-	$(GO) test $(GOTAGS) -p 1 -count=1 -timeout 30m ./...
+	@mkdir -p build && touch build/.test-start
+	env -u TOKBENCH_CACHE $(GO) test $(GOTAGS) -p 1 -count=1 -timeout 30m ./...
+	@if [ -d "$(CACHE)" ] && [ -n "$$(find "$(CACHE)" -newer build/.test-start -print -quit)" ]; then \
+		echo "make test changed the user's cache $(CACHE): a test must use a folder of its own"; \
+		find "$(CACHE)" -newer build/.test-start | head; exit 1; fi
 
 # Planning (sweep's plan and partition, both dry runs) and everything
 # downstream of the records build and pass without cgo: no llama.cpp, no

@@ -79,6 +79,11 @@ func tableModel(r *record.Record) string {
 	if strings.HasPrefix(r.ModelID, "synth:") || r.ModelType == "" {
 		return r.Name()
 	}
+	// llama.cpp's "?B" (a size it has no name for) says nothing: the
+	// file's name does, as the progress lines give it.
+	if strings.Contains(r.ModelType, "?B") && r.ModelFile != "" {
+		return filepath.Base(r.ModelFile)
+	}
 	return r.ModelType
 }
 
@@ -363,8 +368,34 @@ func wrap(text string, width int, indent string) []string {
 }
 
 // needsAttention is why a test needs its reader's attention, most
-// important first; nil when it does not.
+// important first; nil when it does not. A ceiling in doubt is said
+// besides anything else: an efficiency read against it is not the
+// machine's.
 func needsAttention(r *record.Record) []string {
+	whys := otherAttention(r)
+	if c := ceilingDoubt(r); c != "" {
+		whys = append(whys, c)
+	}
+	return whys
+}
+
+// ceilingDoubt says why a test's ceiling, and so its eff, is in doubt.
+func ceilingDoubt(r *record.Record) string {
+	switch a := r.Roofline; {
+	case a == nil || !r.OK():
+	case a.ProbeLow != "" && a.ProbeBusy != "":
+		return fmt.Sprintf("it ran at %.4g t/s, above the probed ceiling of its %s: the probe was taken while %s, so eff reads 100%%; the next run on a quiet machine probes again (or run tokbench probe)",
+			r.AvgTs, a.Bound, a.ProbeBusy)
+	case a.ProbeLow != "":
+		return fmt.Sprintf("it ran at %.4g t/s, above the probed ceiling of its %s (the probe's large products run slower than this model's), so its ceiling is the measured rate and eff reads 100%%",
+			r.AvgTs, a.Bound)
+	case a.ProbeBusy != "":
+		return fmt.Sprintf("its ceilings were probed while %s: eff may read high; the next run on a quiet machine probes again (or run tokbench probe)", a.ProbeBusy)
+	}
+	return ""
+}
+
+func otherAttention(r *record.Record) []string {
 	switch {
 	case r.Status != "" && !r.OK():
 		return []string{r.Reason}
@@ -397,6 +428,10 @@ func attention(w io.Writer, recs []record.Record, cols []column) error {
 			continue
 		}
 		why := whys[0]
+		if c := ceilingDoubt(r); c != "" && c != why {
+			why += "; and " + c // the eff column is read against it
+			whys = whys[:len(whys)-1]
+		}
 		if len(whys) > 1 {
 			why = fmt.Sprintf("%s (and %d more: --wide)", why, len(whys)-1)
 		}

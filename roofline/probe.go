@@ -30,6 +30,25 @@ type Probe struct {
 	ReadCurve []WorkingSetBW    `json:"read_curve,omitempty"`
 	MatMul    map[string]MatMul `json:"matmul"`
 	When      time.Time         `json:"when"`
+	// Busy says other work used the machine while the probe ran (what
+	// and how much): its ceilings may be low. The next run on a quiet
+	// machine probes again.
+	Busy string `json:"busy,omitempty"`
+}
+
+// Merge keeps the better of two probes of one class, figure by figure: a
+// ceiling is the most the machine was seen to reach, and a busy machine
+// only ever reads lower.
+func (p *Probe) Merge(old *Probe) {
+	if old == nil || old.Class != p.Class || old.Threads != p.Threads {
+		return
+	}
+	p.BWGBs, p.ReadBWGBs = max(p.BWGBs, old.BWGBs), max(p.ReadBWGBs, old.ReadBWGBs)
+	for t, m := range old.MatMul {
+		if n, ok := p.MatMul[t]; ok {
+			p.MatMul[t] = MatMul{GEMM: max(n.GEMM, m.GEMM), GEMV: max(n.GEMV, m.GEMV)}
+		}
+	}
 }
 
 // MatMul is one weight type's throughput, GFLOP/s.
@@ -44,7 +63,7 @@ func (p *Probe) Peaks() Peaks {
 	for _, m := range p.MatMul {
 		best = max(best, m.GEMM)
 	}
-	return Peaks{Source: "probe", BWGBs: p.BWGBs, TFLOPS: best / 1000, ReadBWGBs: p.ReadBWGBs, ReadCurve: p.ReadCurve}
+	return Peaks{Source: "probe", BWGBs: p.BWGBs, TFLOPS: best / 1000, ReadBWGBs: p.ReadBWGBs, ReadCurve: p.ReadCurve, Busy: p.Busy}
 }
 
 // probeDir is where probes are kept: dir/probe/CLASS.json.

@@ -24,6 +24,9 @@ type Peaks struct {
 	// smallest first: where a step's bytes fit in one read faster than
 	// memory, they come from a cache (see ForWorkingSet).
 	ReadCurve []WorkingSetBW `json:"read_curve,omitempty"`
+	// Busy says the probe ran while other work used the machine: its
+	// ceilings may be low.
+	Busy string `json:"busy,omitempty"`
 }
 
 // WorkingSetBW is the read bandwidth over one working set, read again and
@@ -134,6 +137,8 @@ type Analysis struct {
 	// ProbeLow says that the measured rate beat the probe's ceiling,
 	// which is then raised to it (empty: it did not).
 	ProbeLow string `json:"probe_low,omitempty"`
+	// ProbeBusy says the probe behind the ceilings ran on a busy machine.
+	ProbeBusy string `json:"probe_busy,omitempty"`
 	// ExpertBytesPerStep is the part of BytesPerStep that is experts: the
 	// distinct experts a step reads per layer (ExpertsPerStep) of all.
 	ExpertBytesPerStep float64 `json:"expert_bytes_per_step,omitempty"`
@@ -207,7 +212,7 @@ func Analyze(in Inputs, pk Peaks) Analysis {
 	}
 	bytes := in.WeightsBytes + experts + B*in.KVBytesPerToken*ctx
 	pk, cached := pk.ForWorkingSet(bytes)
-	a := Analysis{PeakSource: pk.Source, PeakBWGBs: pk.BWGBs, PeakTFLOPS: pk.TFLOPS, CacheBW: cached}
+	a := Analysis{PeakSource: pk.Source, PeakBWGBs: pk.BWGBs, PeakTFLOPS: pk.TFLOPS, CacheBW: cached, ProbeBusy: pk.Busy}
 	a.BytesPerStep, a.ExpertBytesPerStep = bytes, experts
 	if experts > 0 {
 		a.ExpertsPerStep = in.ExpertsPerStep

@@ -355,6 +355,10 @@ func (s *Spec) Validate() error {
 	if s.QuantizeFrom != "" && len(s.Types.Values) == 0 {
 		return fmt.Errorf("quantize_from needs types: the quantizations to make")
 	}
+	if len(s.Types.Values) > 0 && s.QuantizeFrom == "" && len(s.Synth.Values) == 0 {
+		// A model file is measured as it is: types would be ignored.
+		return fmt.Errorf("types are made from --synth PRESET or --quantize-from FILE; a model file (-m) is measured as it is: give --quantize-from FILE --types %s", strings.Join(s.Types.Values, ","))
+	}
 	for _, f := range s.Filter.Values {
 		if _, err := parseFilter(f); err != nil {
 			return fmt.Errorf("filter: %v", err)

@@ -187,11 +187,15 @@ func TestNameLists(t *testing.T) {
 	if got := point.SplitList(` a.gguf, b\,c.gguf ,,d|e.gguf`); !reflect.DeepEqual(got, []string{"a.gguf", "b,c.gguf", "d|e.gguf"}) {
 		t.Errorf("SplitList: %q", got)
 	}
-	s, err := LoadSpec(writeSpec(t, "models: [\"a,b.gguf\", c.gguf]\ntypes: \"q4_0, q8_0\"\nn_prompt: 8\n"), 2)
+	s, err := LoadSpec(writeSpec(t, "models: [\"a,b.gguf\", c.gguf]\nsynth: tiny\ntypes: \"q4_0, q8_0\"\nn_prompt: 8\n"), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(s.Models.Values, []string{"a,b.gguf", "c.gguf"}) || !reflect.DeepEqual(s.Types.Values, []string{"q4_0", "q8_0"}) {
 		t.Errorf("models %q, types %q", s.Models.Values, s.Types.Values)
+	}
+	// Types with model files alone would be ignored: refused, saying how.
+	if _, err := LoadSpec(writeSpec(t, "models: [a.gguf]\ntypes: q4_0\nn_prompt: 8\n"), 2); err == nil || !strings.Contains(err.Error(), "--quantize-from") {
+		t.Errorf("types with -m only: %v", err)
 	}
 }

@@ -51,7 +51,10 @@ func run(args []string) int {
 	go func() {
 		s := <-sigs
 		if halt.Signal() {
-			fmt.Fprintf(os.Stderr, "tokbench: %v: stopped; what was half made is removed\n", s)
+			// A reader gone (| head) is no news: said only for the others.
+			if s != syscall.SIGPIPE {
+				fmt.Fprintf(os.Stderr, "tokbench: %v: stopped; what was half made is removed\n", s)
+			}
 			os.Exit(exitInterrupted)
 		}
 		cancel()
@@ -78,7 +81,9 @@ func run(args []string) int {
 		}
 		return ec.ExitCode()
 	}
-	fmt.Fprintln(os.Stderr, "tokbench:", err)
+	if !errors.Is(err, syscall.EPIPE) { // the reader of the output left (| head): nothing to say
+		fmt.Fprintln(os.Stderr, "tokbench:", err)
+	}
 	var ie *point.InputError
 	switch {
 	case errors.Is(err, engine.ErrCanceled) || errors.Is(err, errInterrupted) || errors.Is(err, syscall.EPIPE) || ctx.Err() != nil:

@@ -88,11 +88,20 @@ func doSynth(c *cli.Context) error {
 	}
 	start := time.Now()
 	last := time.Now()
+	// A progress line redrawn with \r on a terminal; into a file or a
+	// pipe, a line every 10 s.
+	tty, every, cr := isTerminal(os.Stderr), 10*time.Second, ""
+	if tty {
+		every, cr = time.Second, "\r"
+	}
 	err = engine.Synthesize(s, out, engine.SynthOptions{
 		Type: c.String("type"), Seed: c.Uint64("seed"), Threads: c.Int("threads"), Router: c.String("router"),
 		Progress: func(done, total int64) {
-			if time.Since(last) > time.Second {
-				fmt.Fprintf(os.Stderr, "\r%5.1f%% of %.2f GiB", 100*float64(done)/float64(total), float64(total)/(1<<30))
+			if time.Since(last) > every {
+				fmt.Fprintf(os.Stderr, "%s%5.1f%% of %.2f GiB", cr, 100*float64(done)/float64(total), float64(total)/(1<<30))
+				if !tty {
+					fmt.Fprintln(os.Stderr)
+				}
 				last = time.Now()
 			}
 		},
@@ -105,7 +114,7 @@ func doSynth(c *cli.Context) error {
 	if s.MoE() {
 		params += fmt.Sprintf(" (%d active: %d of %d experts)", s.ActiveParams(), s.NExpertUsed, s.NExpert)
 	}
-	fmt.Fprintf(os.Stderr, "\rwrote %s: %s %s, %s, %.1f MiB in %.1fs\n", out, s.Name, c.String("type"), params, float64(st.Size())/(1<<20), time.Since(start).Seconds())
+	fmt.Fprintf(os.Stderr, "%swrote %s: %s %s, %s, %.1f MiB in %.1fs\n", cr, out, s.Name, c.String("type"), params, float64(st.Size())/(1<<20), time.Since(start).Seconds())
 	return nil
 }
 

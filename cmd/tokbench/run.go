@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -69,6 +70,7 @@ func doRun(c *cli.Context) error {
 		}
 	}
 	env := measure.DescribeEnv(version)
+	warnThreads(tests)
 	if !c.Bool("no-probe") {
 		// A first run on new hardware shows its verdicts, not "no ceiling".
 		probed := map[int]bool{}
@@ -193,6 +195,25 @@ func printRecords(c *cli.Context, format string, recs []record.Record) error {
 	return report.WriteWith(os.Stdout, format, recs, o)
 }
 
+// warnThreads says once, before anything runs, when tests ask for more
+// threads than the machine has cores.
+func warnThreads(tests []point.Point) {
+	most := 0
+	for _, p := range tests {
+		most = max(most, p.Threads)
+	}
+	if cores := runtime.NumCPU(); most > cores {
+		fmt.Fprintf(os.Stderr, "tokbench: note: -t %d is more threads than this machine's %d cores: the threads past them wait for a core "+
+			"(ggml's pool spins at each step), so those tests measure the oversubscription, not the machine, and run slowly; "+
+			"their ceilings are the %d-thread ones\n", most, cores, cores)
+	}
+}
+
+// forgetShare is the kernels' share of a step past which their cached
+// timings are proven wrong (a quiet machine's kernels alone take about
+// the step, or up to 115% of it).
+const forgetShare = 2.0
+
 // annotate sets the records' rooflines with the ceilings known now (a
 // probe run after the measurement counts), and says what failed.
 func annotate(recs []record.Record) {
@@ -202,6 +223,21 @@ func annotate(recs []record.Record) {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "roofline:", err)
+		return
+	}
+	// Kernels that alone took over twice the whole step were timed on a
+	// busy machine: their class's timings are forgotten, and timed again.
+	// (A probe taken on a busy machine says so, and is taken again by the
+	// next run on a quiet one: measure.EnsureProbe.)
+	forgotten := map[string]bool{}
+	for i := range recs {
+		if a := recs[i].Roofline; a != nil && a.Decomp != nil && a.Decomp.KernelShare > forgetShare && !forgotten[recs[i].Class()] {
+			forgotten[recs[i].Class()] = true
+			if err := measure.ForgetKernels(dir, recs[i].Class()); err == nil {
+				fmt.Fprintf(os.Stderr, "%s: its kernels timed alone took %.0f%% of the step: the kernel timings cached for %s are forgotten, and the next run times them again\n",
+					recs[i].Test, 100*a.Decomp.KernelShare, recs[i].Class())
+			}
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
@@ -175,6 +176,17 @@ func weightBytes(op roofline.Op) int64 {
 		return int64(b)
 	}
 	return 0
+}
+
+// ForgetKernels removes the kernel timings cached for a hardware class:
+// a step whose kernels, timed alone, took far longer than the whole step
+// proves some of them were timed while the machine was busy, and the next
+// run times them again.
+func ForgetKernels(dir, class string) error {
+	if dir == "" || class == "" || strings.ContainsAny(class, `/\`) || class == "." || class == ".." {
+		return nil
+	}
+	return os.RemoveAll(filepath.Join(dir, "kernels", class))
 }
 
 // kernelsFor times the ops of p's step on the device that ran it (with

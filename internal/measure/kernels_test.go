@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
+	"github.com/tokbench/tokbench/host"
 	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
@@ -150,14 +151,21 @@ func TestBusyKernelsNotCached(t *testing.T) {
 	if err != nil || len(ks) != 1 || ks[0].Ms <= 0 || cached() != 0 {
 		t.Fatalf("busy: %v %+v, %d cached", err, ks, cached())
 	}
-	// Quiet now (a few tries: a machine is seldom quiet for sure).
+	// Quiet now, if other work leaves the machine alone a moment (a few
+	// tries): timed in a quiet window, it is cached. On a machine busy
+	// throughout (a shared runner), that half cannot be checked.
 	for range 3 {
+		before := host.ReadCPUCounters("/", "self")
 		if _, err := kt.Time([]roofline.Op{op}); err != nil {
 			t.Fatal(err)
 		}
+		quiet := host.NoiseBetween(before, host.ReadCPUCounters("/", "self")).OtherCPUPct <= host.MaxOtherCPUPct
 		if cached() == 1 {
 			return
 		}
+		if quiet {
+			t.Fatalf("timed in a quiet window, yet not cached")
+		}
 	}
-	t.Errorf("quiet: %d cached", cached())
+	t.Skip("the machine was busy through every try: caching on a quiet machine not checked")
 }

@@ -3,12 +3,14 @@ package measure
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/host"
 	"github.com/tokbench/tokbench/internal/halt"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/roofline"
@@ -42,6 +44,15 @@ func Probe(dev gpu.Device, class string, threads int, types []string, reps int, 
 		}
 	}
 	p := &roofline.Probe{Class: class, Device: dev.Description, Backend: dev.Backend, Threads: threads, MatMul: map[string]roofline.MatMul{}, When: time.Now().UTC()}
+	// Other work on the machine (or stolen time) while the probe runs
+	// makes every ceiling low: the probe says so, and is not trusted.
+	before := host.ReadCPUCounters("/", "self")
+	defer func() {
+		if n := host.NoiseBetween(before, host.ReadCPUCounters("/", "self")); n.OtherCPUPct > host.MaxOtherCPUPct || n.StealPct > host.MaxStealPct {
+			p.Busy = fmt.Sprintf("other processes used %.0f%% CPU (of one core), %.0f%% of the time stolen", n.OtherCPUPct, n.StealPct)
+			log("the machine was busy: " + p.Busy + "; these ceilings may be low (the next run on a quiet machine probes again)")
+		}
+	}()
 	for r := 0; r < reps; r++ {
 		s, err := budgeted(iters, func(n int) (float64, error) { return engine.ProbeCopy(dev.Index, threads, copyBytes, n) })
 		if err != nil {
@@ -172,8 +183,25 @@ func ProbeDevice(env Env, idx, threads int, types []string, reps int, dir string
 	if err != nil {
 		return nil, "", err
 	}
+	// A busy probe keeps the better figures of the one it replaces.
+	if p.Busy != "" {
+		old, _ := roofline.LoadProbe(dir, class)
+		p.Merge(old)
+	}
 	path, err := p.Save(dir)
 	return p, path, err
+}
+
+// quietFor is how long EnsureProbe watches the machine before probing
+// again a probe in doubt.
+const quietFor = 300 * time.Millisecond
+
+// machineQuiet says whether other work is using the machine now.
+func machineQuiet() bool {
+	before := host.ReadCPUCounters("/", "self")
+	time.Sleep(quietFor)
+	n := host.NoiseBetween(before, host.ReadCPUCounters("/", "self"))
+	return n.OtherCPUPct <= host.MaxOtherCPUPct && n.StealPct <= host.MaxStealPct
 }
 
 // EnsureProbe probes, once, the device a point runs on when its hardware
@@ -182,17 +210,43 @@ func ProbeDevice(env Env, idx, threads int, types []string, reps int, dir string
 func EnsureProbe(env Env, p point.Point, dir string, log func(string)) error {
 	class := env.Device(p).Class
 	old, err := roofline.LoadProbe(dir, class)
+	doubt := ""
 	if old != nil {
-		return nil
+		// A probe taken on a busy machine is taken again once the
+		// machine is quiet: one bad minute must not set every later
+		// verdict.
+		if doubt = old.Busy; doubt == "" || !machineQuiet() {
+			return nil
+		}
 	}
 	dev, ok := env.WorkingDevice(p)
 	if !ok {
 		return err
 	}
-	if err != nil {
+	// More threads than cores read and compute no faster: their ceilings
+	// are the cores' (probed once), not a probe of the oversubscription.
+	if cores := runtime.NumCPU(); dev.Type == "cpu" && p.Threads > cores {
+		q := p
+		q.Threads = cores
+		if err := EnsureProbe(env, q, dir, log); err != nil {
+			return err
+		}
+		base, err := roofline.LoadProbe(dir, env.Device(q).Class)
+		if base == nil {
+			return err
+		}
+		at := *base
+		at.Class, at.Threads = class, p.Threads
+		_, err = at.Save(dir)
+		return err
+	}
+	switch {
+	case err != nil:
 		// A damaged probe is made again, not trusted.
 		log(fmt.Sprintf("%v; probing %s again", err, class))
-	} else {
+	case doubt != "":
+		log(fmt.Sprintf("the ceilings of %s were probed while %s: the machine is quiet now, probing it again", class, doubt))
+	default:
 		log(fmt.Sprintf("no ceilings known for %s yet: probing it once (cached; tokbench probe measures it again, --no-probe skips this)", class))
 	}
 	_, _, err = ProbeDevice(env, dev.Index, p.Threads, []string{"f16", "q8_0", "q4_0"}, 3, dir, log)
