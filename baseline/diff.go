@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tokbench/tokbench/record"
@@ -14,7 +15,8 @@ import (
 // Diff is a test measured in two sets of results (two builds, files or
 // machines; tokbench's or llama-bench's): what compare-llama-bench.py
 // prints of it, the mean t/s of each and their ratio, and what it does not:
-// whether the difference is significant, and the interval of the ratio.
+// the change as a robust estimate with its interval, and whether it is
+// significant over the whole comparison.
 type Diff struct {
 	Model, Test string
 	// Settings names the settings of this test that not every test of
@@ -24,20 +26,49 @@ type Diff struct {
 	NA, NB   int     // samples
 	RunsA    int     // runs (files) the samples come from
 	RunsB    int
-	Speedup  float64 // B / A
-	// Ratio is the Hodges–Lehmann ratio of B to A with the interval that
-	// goes with the test; Lo and Hi are NaN when the samples are too few
-	// (5 and 5 at 95%).
+	Speedup  float64 // B / A of the means, as compare-llama-bench.py prints it
+	// Ratio is the change B/A from the runs' medians (robust to a slow
+	// repetition; the runs, not the repetitions, are the unit), with its
+	// interval at the comparison's level, corrected for the number of
+	// tests (Bonferroni): the verdict is its direction when it leaves
+	// out 1. Lo and Hi are NaN when the test cannot be tested.
 	Ratio   stats.Ratio
-	P       float64
+	P       float64 // two-sided, for this test alone; NaN if untestable
 	Verdict Verdict
-	Warning string // why no difference could be seen, if it could not
-	// Floor is the smallest change that can be told from the spread
-	// between runs of one build (95%): from the runs' own means where a
-	// side has several, else the spread between processes its records
-	// claim (process_cv); 0 when neither is known (llama-bench's files).
-	Floor float64
+	Warning string
+	logD    float64 // log(Ratio.Est)
+	se      float64 // its standard error
 }
+
+// NotTestable is the verdict of a test with one sample on a side.
+const NotTestable Verdict = "not testable"
+
+// Gate is the comparison's verdict as a whole, the one a CI acts on. Its
+// false alarms are bounded at alpha over the whole comparison: half of
+// alpha for the geometric mean of every test's change, half shared
+// among the tests (Bonferroni); a regression is a significant slowdown
+// of at least the minimum effect in either.
+type Gate struct {
+	Tests          int
+	GeoMean        stats.Ratio // the geometric mean of the tests' changes, with its interval
+	P              float64
+	Spread         float64 // between runs of one build, relative (log scale)
+	SpreadFrom     string  // where Spread comes from
+	DF             float64 // its degrees of freedom (+Inf: taken as known)
+	Resolves       float64 // the smallest change of one test the comparison can tell, relative
+	Regression     bool
+	SlowerTests    []string
+	FasterTests    []string
+	NotTestable    int
+	Method, Advice string
+}
+
+// priorSpread is the run-to-run spread assumed where nothing measured it
+// (llama-bench's files carry none): what this project's VMs have shown.
+const priorSpread = 0.02
+
+// minSpread is the least spread between runs the gate assumes.
+const minSpread = 0.001
 
 // diffKey is what makes two records the same test: the model (by its
 // description, as llama-bench's files have no digest) and every setting
@@ -50,40 +81,54 @@ func diffKey(r *record.Record) []string {
 		fmt.Sprintf("mmap=%t", r.UseMmap), "ot=" + cmp.Or(r.TensorOverrides, "none"), "sampling=" + cmp.Or(r.Sampling, "none")}
 }
 
-// side is one test's measurements on one side: its first record, every
-// sample, and each run's mean.
+// side is one test's measurements on one side: its first record, and
+// each run's samples.
 type side struct {
-	rec     *record.Record
-	samples []float64
-	means   []float64
+	rec  *record.Record
+	runs [][]float64
 }
 
-// spread is the relative standard deviation of this side's mean as a
-// run of one build would repeat it: from its runs' means when it has
-// several, else the spread between processes its record claims, over
-// the square root of the runs.
-func (s *side) spread() float64 {
-	k := float64(len(s.means))
-	if len(s.means) >= 2 {
-		return stats.Summarize(s.means).CV / math.Sqrt(k)
+func (s *side) samples() []float64 {
+	var all []float64
+	for _, r := range s.runs {
+		all = append(all, r...)
 	}
-	return s.rec.ProcessCV / math.Sqrt(k)
+	return all
+}
+
+// values are each run's log median: a run is the unit, and a slow
+// repetition moves its median little.
+func (s *side) values() []float64 {
+	out := make([]float64, len(s.runs))
+	for i, r := range s.runs {
+		out[i] = math.Log(stats.Median(slices.Sorted(slices.Values(r))))
+	}
+	return out
+}
+
+// within is the variance of a run's log median from its repetitions
+// alone (1.25 x the mean's, the median's efficiency for normal samples),
+// averaged over the runs.
+func (s *side) within() float64 {
+	v := 0.0
+	for _, r := range s.runs {
+		if len(r) > 1 {
+			sum := stats.Summarize(r)
+			v += 1.25 * (sum.CV * sum.CV) / float64(len(r))
+		}
+	}
+	return v / float64(len(s.runs))
 }
 
 // Diffs pairs the measured tests of two sides, each a list of runs (a
-// file each: one process, or a sweep's), and judges each change as
-// baseline comparisons do (judge: the Mann–Whitney p-value below alpha,
-// the means at least minEffect apart) and, beyond that, only when the
-// change is larger than runs of one build differ (Floor): the test takes
-// a run's repetitions as independent, and runs differ by more than
-// repetitions do. A test's samples are pooled across a side's runs.
-// Tests on one side only are left out; unmatched counts them.
-func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, unmatched int) {
+// file each: one process, or a sweep's), and judges the changes with
+// their family-wise error bounded at alpha (Gate). Tests on one side only
+// are left out; unmatched counts them.
+func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate Gate, unmatched int) {
 	gather := func(runs [][]record.Record) (map[string]*side, []string) {
 		m := map[string]*side{}
 		var order []string
-		for _, recs := range runs {
-			run := map[string][]float64{}
+		for ri, recs := range runs {
 			for i := range recs {
 				r := &recs[i]
 				if !r.OK() || len(r.SamplesTs) == 0 {
@@ -94,53 +139,215 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, unma
 					m[k] = &side{rec: r}
 					order = append(order, k)
 				}
-				m[k].samples = append(m[k].samples, r.SamplesTs...)
-				run[k] = append(run[k], r.SamplesTs...)
+				s := m[k]
+				for len(s.runs) <= ri {
+					s.runs = append(s.runs, nil)
+				}
+				s.runs[ri] = append(s.runs[ri], r.SamplesTs...)
 			}
-			for k, xs := range run {
-				m[k].means = append(m[k].means, stats.Summarize(xs).Mean)
-			}
+		}
+		for _, s := range m { // a run without the test is not one of its runs
+			s.runs = slices.DeleteFunc(s.runs, func(r []float64) bool { return len(r) == 0 })
 		}
 		return m, order
 	}
 	as, order := gather(a)
 	bs, border := gather(b)
 	varies := varying(order)
-	z := -math.Sqrt2 * math.Erfcinv(2*(1-alpha/2)) // 1.96 at alpha 0.05
+	var pairs [][2]*side
 	for _, k := range order {
-		x, y := as[k], bs[k]
-		if y == nil {
+		if bs[k] == nil {
 			unmatched++
 			continue
 		}
-		d := Diff{Model: cmp.Or(x.rec.ModelType, filepath.Base(x.rec.ModelFile)), Test: x.rec.Test, Settings: varies(x.rec),
-			NA: len(x.samples), NB: len(y.samples), RunsA: len(x.means), RunsB: len(y.means)}
-		d.A, d.B = stats.Summarize(x.samples).Mean, stats.Summarize(y.samples).Mean
-		d.Speedup = d.B / d.A
-		d.Ratio = stats.RatioOf(x.samples, y.samples, 1-alpha)
-		d.P, d.Warning, d.Verdict = judge(x.samples, y.samples, d.Speedup-1, alpha, minEffect)
-		d.Floor = z * math.Hypot(x.spread(), y.spread())
-		if d.Verdict != Same && math.Abs(d.Speedup-1) < d.Floor {
-			d.Verdict = Same
-			d.Warning = fmt.Sprintf("%+.1f%% is within what runs of one build differ by here (%.1f%% at 95%%, from %s): give each side more runs (A1,A2,A3)",
-				100*(d.Speedup-1), 100*d.Floor, floorSource(x, y))
-		}
-		diffs = append(diffs, d)
+		pairs = append(pairs, [2]*side{as[k], bs[k]})
 	}
 	for _, k := range border {
 		if as[k] == nil {
 			unmatched++
 		}
 	}
-	return diffs, unmatched
+	gate.Spread, gate.DF, gate.SpreadFrom = spreadOf(len(a), len(b), pairs)
+	testable := 0
+	for _, p := range pairs {
+		x, y := p[0], p[1]
+		d := Diff{Model: cmp.Or(x.rec.ModelType, filepath.Base(x.rec.ModelFile)), Test: x.rec.Test, Settings: varies(x.rec),
+			NA: len(x.samples()), NB: len(y.samples()), RunsA: len(x.runs), RunsB: len(y.runs), P: math.NaN(),
+			Ratio: stats.Ratio{Est: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}}
+		d.A, d.B = stats.Summarize(x.samples()).Mean, stats.Summarize(y.samples()).Mean
+		d.Speedup = d.B / d.A
+		if d.NA < 2 || d.NB < 2 {
+			d.Verdict, d.Warning = NotTestable, fmt.Sprintf("one sample on a side (%d and %d; llama-bench's CSV and SQL keep only the mean): the ratio %.3f cannot be tested", d.NA, d.NB, d.Speedup)
+			d.Ratio.Est = d.Speedup
+			diffs = append(diffs, d)
+			continue
+		}
+		d.logD = mean(y.values()) - mean(x.values())
+		v := gate.Spread * gate.Spread * (1/float64(len(x.runs)) + 1/float64(len(y.runs)))
+		if math.IsInf(gate.DF, 1) { // a spread not measured here: the repetitions' own noise on top
+			v += x.within() + y.within()
+		}
+		d.se = math.Sqrt(v)
+		d.P = 2 * stats.StudentCDF(-math.Abs(d.logD)/d.se, gate.DF)
+		d.Ratio.Est = math.Exp(d.logD)
+		testable++
+		diffs = append(diffs, d)
+	}
+	gate.Tests, gate.NotTestable = testable, len(diffs)-testable
+	if testable == 0 {
+		gate.Method = "no test has two samples a side: nothing can be tested"
+		return diffs, gate, unmatched
+	}
+	// Each test at alpha/2 shared among the tests; the geometric mean at
+	// alpha/2: alpha in all. One test is its own geometric mean: alpha.
+	perTest := alpha / 2 / float64(testable)
+	if testable == 1 {
+		perTest = alpha
+	}
+	qTest := stats.StudentQuantile(1-perTest/2, gate.DF)
+	for i := range diffs {
+		d := &diffs[i]
+		if d.Verdict == NotTestable {
+			continue
+		}
+		d.Ratio.Lo, d.Ratio.Hi = math.Exp(d.logD-qTest*d.se), math.Exp(d.logD+qTest*d.se)
+		d.Verdict = verdictOf(d.Ratio, minEffect)
+		switch d.Verdict {
+		case Slower:
+			gate.SlowerTests = append(gate.SlowerTests, strings.TrimSpace(d.Model+" "+d.Test+" "+d.Settings))
+		case Faster:
+			gate.FasterTests = append(gate.FasterTests, strings.TrimSpace(d.Model+" "+d.Test+" "+d.Settings))
+		}
+	}
+	gate.geoMean(len(a), len(b), diffs, pairs, alpha)
+	if testable == 1 {
+		for _, d := range diffs {
+			if d.Verdict != NotTestable {
+				gate.GeoMean, gate.P = d.Ratio, d.P
+			}
+		}
+	}
+	gate.Resolves = math.Exp(qTest*gate.Spread*math.Sqrt(1/float64(max(1, len(a)))+1/float64(max(1, len(b))))) - 1
+	gate.Regression = len(gate.SlowerTests) > 0 || verdictOf(gate.GeoMean, minEffect) == Slower
+	gate.Method = fmt.Sprintf("family-wise error at most %g: the geometric mean of %d tests at %g, and each test at %g/%d (Bonferroni); runs are the unit (each run's median), the spread between runs %s",
+		alpha, testable, alpha/2, alpha/2, testable, gate.SpreadFrom)
+	if testable == 1 {
+		gate.Method = fmt.Sprintf("one test, at %g; runs are the unit (each run's median), the spread between runs %s", alpha, gate.SpreadFrom)
+	}
+	if len(a) < 3 || len(b) < 3 {
+		gate.Advice = fmt.Sprintf("with %d and %d runs a side, a test's change under %.1f%% cannot be told from run-to-run spread: give 3 runs a side (A1,A2,A3 B1,B2,B3)",
+			len(a), len(b), 100*gate.Resolves)
+	}
+	return diffs, gate, unmatched
 }
 
-// floorSource says where the spread between runs came from.
-func floorSource(x, y *side) string {
-	if len(x.means) >= 2 || len(y.means) >= 2 {
-		return fmt.Sprintf("%d and %d runs", len(x.means), len(y.means))
+// verdictOf is the direction of a change when its interval leaves out 1
+// by at least the minimum effect's side, else no change: the verdict
+// never disagrees with its interval.
+func verdictOf(r stats.Ratio, minEffect float64) Verdict {
+	switch {
+	case r.Hi < 1 && r.Est <= 1-minEffect:
+		return Slower
+	case r.Lo > 1 && r.Est >= 1+minEffect:
+		return Faster
 	}
-	return "the spread between processes the records claim"
+	return Same
+}
+
+// spreadOf is the spread of a run's log median between runs of one
+// build: pooled over every test and both sides where a side has several
+// runs (its degrees of freedom the runs less one, summed); else the
+// spread between processes the records claim (process_cv); else a prior.
+func spreadOf(runsA, runsB int, pairs [][2]*side) (spread, df float64, from string) {
+	var ss float64
+	n := 0
+	for _, p := range pairs {
+		for _, s := range p {
+			v := s.values()
+			if len(v) < 2 {
+				continue
+			}
+			m := mean(v)
+			for _, x := range v {
+				ss += (x - m) * (x - m)
+			}
+			n += len(v) - 1
+		}
+	}
+	if n > 0 {
+		// Never below minSpread: runs that agree to the last digit (one
+		// file given twice) would make any difference significant.
+		return max(math.Sqrt(ss/float64(n)), minSpread), float64(n), fmt.Sprintf("%.1f%%, measured from %d and %d runs (pooled over the tests, %d degrees of freedom)",
+			100*math.Sqrt(ss/float64(n)), runsA, runsB, n)
+	}
+	cv := 0.0
+	for _, p := range pairs {
+		cv = max(cv, p[0].rec.ProcessCV, p[1].rec.ProcessCV)
+	}
+	if cv > 0 {
+		return cv, math.Inf(1), fmt.Sprintf("%.1f%%, as the records claim between processes (process_cv)", 100*cv)
+	}
+	return priorSpread, math.Inf(1), fmt.Sprintf("%.0f%%, a prior (these files carry no spread between runs)", 100*priorSpread)
+}
+
+// geoMean sets the gate's geometric mean of the tests' changes and its
+// interval at alpha/2: from each run's mean over the tests where every
+// run has them all (a slow run slows every test at once, and this sees
+// it), else from the tests' own errors taken as fully correlated.
+func (g *Gate) geoMean(runsA, runsB int, diffs []Diff, pairs [][2]*side, alpha float64) {
+	var logs []float64
+	var ses []float64
+	for _, d := range diffs {
+		if d.Verdict != NotTestable {
+			logs, ses = append(logs, d.logD), append(ses, d.se)
+		}
+	}
+	D := mean(logs)
+	se := 0.0
+	for _, s := range ses {
+		se += s * s
+	}
+	se = math.Sqrt(se / float64(len(ses)))
+	df := g.DF
+	if ga, gb := runMeans(pairs, 0, runsA), runMeans(pairs, 1, runsB); len(ga) >= 2 && len(gb) >= 2 {
+		var ss float64
+		for _, g := range [][]float64{ga, gb} {
+			m := mean(g)
+			for _, x := range g {
+				ss += (x - m) * (x - m)
+			}
+		}
+		df = float64(len(ga) + len(gb) - 2)
+		se = math.Sqrt(ss / df * (1/float64(len(ga)) + 1/float64(len(gb))))
+		D = mean(gb) - mean(ga)
+	}
+	q := stats.StudentQuantile(1-alpha/4, df)
+	g.GeoMean = stats.Ratio{Est: math.Exp(D), Lo: math.Exp(D - q*se), Hi: math.Exp(D + q*se)}
+	g.P = 2 * stats.StudentCDF(-math.Abs(D)/math.Max(se, 1e-300), df)
+}
+
+// runMeans are each run's mean over the testable tests of its log
+// medians, where every run of the side has every such test; nil
+// otherwise.
+func runMeans(pairs [][2]*side, which, runs int) []float64 {
+	out := make([]float64, runs)
+	n := 0
+	for _, p := range pairs {
+		if len(p[0].samples()) < 2 || len(p[1].samples()) < 2 {
+			continue
+		}
+		if len(p[which].runs) != runs {
+			return nil
+		}
+		for i, v := range p[which].values() {
+			out[i] += v
+		}
+		n++
+	}
+	for i := range out {
+		out[i] /= float64(max(n, 1))
+	}
+	return out
 }
 
 // varying gives, for a record, the settings of its key that differ among
@@ -169,13 +376,10 @@ func varying(order []string) func(*record.Record) string {
 	}
 }
 
-// Slowdowns names the tests of diffs that got significantly slower.
-func Slowdowns(diffs []Diff) []string {
-	var out []string
-	for _, d := range diffs {
-		if d.Verdict == Slower {
-			out = append(out, strings.TrimSpace(d.Model+" "+d.Test+" "+d.Settings))
-		}
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
 	}
-	return out
+	return s / float64(len(xs))
 }

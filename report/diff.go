@@ -22,7 +22,7 @@ var DiffFormats = []string{"table", "md", "csv", "json"}
 // the Mann–Whitney p-value and the verdict; below the table, why a test's
 // samples were too few to call anything, or a change within the noise
 // between processes.
-func Diffs(out io.Writer, format, a, b string, diffs []baseline.Diff, alpha float64) error {
+func Diffs(out io.Writer, format, a, b string, diffs []baseline.Diff, gate baseline.Gate, alpha float64) error {
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 	if format == "json" {
@@ -30,13 +30,16 @@ func Diffs(out io.Writer, format, a, b string, diffs []baseline.Diff, alpha floa
 		for i, d := range diffs {
 			rows[i] = map[string]any{"model": d.Model, "test": d.Test, "settings": d.Settings, "a_ts": d.A, "b_ts": d.B,
 				"a_samples": d.NA, "b_samples": d.NB, "speedup": d.Speedup, "ratio": finite(d.Ratio.Est), "ratio_lo": finite(d.Ratio.Lo),
-				"ratio_hi": finite(d.Ratio.Hi), "p": finite(d.P), "verdict": d.Verdict, "warning": d.Warning, "floor": d.Floor, "a_runs": d.RunsA, "b_runs": d.RunsB}
+				"ratio_hi": finite(d.Ratio.Hi), "p": finite(d.P), "verdict": d.Verdict, "warning": d.Warning, "a_runs": d.RunsA, "b_runs": d.RunsB}
 		}
+		g := map[string]any{"tests": gate.Tests, "not_testable": gate.NotTestable, "geomean": finite(gate.GeoMean.Est), "geomean_lo": finite(gate.GeoMean.Lo),
+			"geomean_hi": finite(gate.GeoMean.Hi), "p": finite(gate.P), "spread": gate.Spread, "spread_from": gate.SpreadFrom, "resolves": finite(gate.Resolves),
+			"regression": gate.Regression, "slower": gate.SlowerTests, "faster": gate.FasterTests, "method": gate.Method, "advice": gate.Advice}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"a": a, "b": b, "alpha": alpha, "tests": rows})
+		return enc.Encode(map[string]any{"a": a, "b": b, "alpha": alpha, "gate": g, "tests": rows})
 	}
-	head := []string{"model", "test", "settings", "t/s " + a, "t/s " + b, "speedup", fmt.Sprintf("%.0f%% CI", 100*(1-alpha)), "p", "verdict"}
+	head := []string{"model", "test", "settings", "t/s " + a, "t/s " + b, "speedup", "change", "CI", "p", "verdict"}
 	cells := func(d baseline.Diff) []string {
 		ci, p := "-", "-"
 		if !math.IsNaN(d.Ratio.Lo) {
@@ -49,7 +52,11 @@ func Diffs(out io.Writer, format, a, b string, diffs []baseline.Diff, alpha floa
 		if d.Warning != "" {
 			v += " (!)"
 		}
-		return []string{d.Model, d.Test, d.Settings, fmt.Sprintf("%.2f", d.A), fmt.Sprintf("%.2f", d.B), fmt.Sprintf("%.3f", d.Speedup), ci, p, v}
+		change := "-"
+		if !math.IsNaN(d.Ratio.Lo) {
+			change = fmt.Sprintf("%.3f", d.Ratio.Est)
+		}
+		return []string{d.Model, d.Test, d.Settings, fmt.Sprintf("%.2f", d.A), fmt.Sprintf("%.2f", d.B), fmt.Sprintf("%.3f", d.Speedup), change, ci, p, v}
 	}
 	switch format {
 	case "csv":
@@ -62,7 +69,7 @@ func Diffs(out io.Writer, format, a, b string, diffs []baseline.Diff, alpha floa
 		return cw.Error()
 	case "md":
 		fmt.Fprintln(w, mdRow(head))
-		fmt.Fprintln(w, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+		fmt.Fprintln(w, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 		for _, d := range diffs {
 			fmt.Fprintln(w, mdRow(cells(d)))
 		}
@@ -81,7 +88,35 @@ func Diffs(out io.Writer, format, a, b string, diffs []baseline.Diff, alpha floa
 			fmt.Fprintf(w, "(!) %s %s: %s\n", d.Model, strings.TrimSpace(d.Test+" "+d.Settings), d.Warning)
 		}
 	}
+	if format != "csv" {
+		writeGate(w, gate)
+	}
 	return w.Flush()
+}
+
+// writeGate says the comparison's verdict as a whole and how it was
+// reached.
+func writeGate(w io.Writer, g baseline.Gate) {
+	fmt.Fprintln(w)
+	if g.Tests == 0 {
+		fmt.Fprintf(w, "gate: %s\n", g.Method)
+		return
+	}
+	verdict := "no regression"
+	if g.Regression {
+		verdict = "REGRESSION"
+	}
+	fmt.Fprintf(w, "gate: %s. Geometric mean of the %d tests' changes %.3f (%.3f-%.3f)", verdict, g.Tests, g.GeoMean.Est, g.GeoMean.Lo, g.GeoMean.Hi)
+	if len(g.SlowerTests) > 0 {
+		fmt.Fprintf(w, "; slower: %s", strings.Join(g.SlowerTests, ", "))
+	}
+	if len(g.FasterTests) > 0 {
+		fmt.Fprintf(w, "; faster: %s", strings.Join(g.FasterTests, ", "))
+	}
+	fmt.Fprintf(w, ".\nHow: %s. speedup is the means' ratio (compare-llama-bench.py's); change and its CI are the runs' medians', at the level the gate needs.\n", g.Method)
+	if g.Advice != "" {
+		fmt.Fprintf(w, "(!) %s\n", g.Advice)
+	}
 }
 
 // finite is f, or nil (JSON null) when it is not a number.

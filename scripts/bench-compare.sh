@@ -31,10 +31,10 @@ for i in $(seq "$tries"); do
   for r in $(seq "$runs"); do
     run >"$dir/a$r.jsonl"; run >"$dir/b$r.jsonl"; run --test-step-delay "$delay" >"$dir/c$r.jsonl"
   done
-  ab=$(bin/tokbench compare "$(side a)" "$(side b)" -o csv 2>/dev/null | awk -F, 'NR==2 {print $6, $8, $9}') || true
-  ac=$(bin/tokbench compare "$(side a)" "$(side c)" -o csv 2>/dev/null | awk -F, 'NR==2 {print $6, $8, $9}') || true
+  ab=$(bin/tokbench compare "$(side a)" "$(side b)" -o csv 2>/dev/null | awk -F, 'NR==2 {print $6, $7, $8, $9, $10}') || true
+  ac=$(bin/tokbench compare "$(side a)" "$(side c)" -o csv 2>/dev/null | awk -F, 'NR==2 {print $6, $7, $8, $9, $10}') || true
   case $ab in *" ~"*) ;; *) same=$((same + 1)) ;; esac
   case $ac in *slower*) found=$((found + 1)) ;; esac
-  echo "try $i: same build: speedup, p, verdict $ab; ${slow} slower: $ac"
+  echo "try $i: same build: speedup, change, CI, p, verdict $ab; ${slow} slower: $ac"
 done
 echo "$runs run(s) a side: same build called different: $same of $tries; the slowdown found: $found of $tries"

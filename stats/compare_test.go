@@ -3,7 +3,6 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -101,33 +100,6 @@ func TestMannWhitneyExactWithTies(t *testing.T) {
 	}
 }
 
-// The ratio's interval goes with the test: 5 and 5 fully apart give an
-// interval that leaves out 1 and holds the true factor; the same samples
-// against themselves give one that holds 1; 3 and 3 give none at 95%.
-func TestRatioOf(t *testing.T) {
-	a := []float64{100, 101, 102, 103, 104}
-	b := []float64{110, 111, 112, 113, 114.4}
-	r := RatioOf(a, b, 0.95)
-	if !(r.Lo > 1 && r.Lo < 1.1 && r.Hi > 1.1 && r.Est > 1.08 && r.Est < 1.12) {
-		t.Errorf("10%% apart: %+v", r)
-	}
-	if r := RatioOf(a, a, 0.95); !(r.Lo < 1 && r.Hi > 1 && r.Est == 1) {
-		t.Errorf("the same: %+v", r)
-	}
-	if r := RatioOf(a[:3], b[:3], 0.95); !math.IsNaN(r.Lo) || math.IsNaN(r.Est) {
-		t.Errorf("3 and 3: %+v", r)
-	}
-	// Exact critical values of U (two-sided 5%: 2 for 5 and 5, 23 for
-	// 10 and 10, from the published tables) and the normal beyond 50.
-	for _, c := range [][3]int{{5, 5, 2}, {10, 10, 23}, {4, 4, 0}, {3, 3, -1}} {
-		if got := uCritical(c[0], c[1], 0.025); got != c[2] {
-			t.Errorf("U critical for %d and %d: %d, want %d", c[0], c[1], got, c[2])
-		}
-	}
-	if got := uCritical(60, 60, 0.025); got < 1400 || got > 1450 { // 1800 - 1.96 x 190.5
-		t.Errorf("U critical for 60 and 60: %d", got)
-	}
-}
 
 // The test is symmetric and a probability, ties or not: the cases a user
 // found (4x100 against 5x90: 0.079 one way, 0.016 the other; 5 against
@@ -178,55 +150,3 @@ func TestMannWhitneySymmetric(t *testing.T) {
 	}
 }
 
-// The ratio's estimate and interval are the ones from every pairwise
-// ratio, found without making them: equal to the brute force on random
-// samples, and in memory linear in the samples (20,000 a side, which as
-// pairs would be 3.2 GB, in a few hundred KB).
-func TestRatioOfLinear(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	for range 100 {
-		m, n := 1+rng.IntN(30), 1+rng.IntN(30)
-		xs, ys := make([]float64, m), make([]float64, n)
-		for i := range xs {
-			xs[i] = 90 + float64(rng.IntN(20))
-		}
-		for i := range ys {
-			ys[i] = 90 + float64(rng.IntN(20))
-		}
-		var all []float64
-		for _, x := range xs {
-			for _, y := range ys {
-				all = append(all, y/x)
-			}
-		}
-		sort.Float64s(all)
-		want := Ratio{Est: Median(all), Lo: math.NaN(), Hi: math.NaN()}
-		if k := uCritical(m, n, 0.025); k >= 0 {
-			want.Lo, want.Hi = all[k], all[len(all)-1-k]
-		}
-		got := RatioOf(xs, ys, 0.95)
-		same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
-		if !same(got.Est, want.Est) || !same(got.Lo, want.Lo) || !same(got.Hi, want.Hi) {
-			t.Fatalf("%v vs %v: %+v, brute force %+v", xs, ys, got, want)
-		}
-	}
-	xs, ys := make([]float64, 20000), make([]float64, 20000)
-	for i := range xs {
-		xs[i], ys[i] = 100+rng.Float64(), 95+rng.Float64()
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	r := RatioOf(xs, ys, 0.95)
-	p, _ := MannWhitney(xs, ys, 0.05)
-	runtime.ReadMemStats(&after)
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 10<<20 {
-		t.Errorf("20,000 a side allocated %d MB", alloc>>20)
-	}
-	if !(r.Est > 0.94 && r.Est < 0.96 && r.Lo < r.Est && r.Hi > r.Est && p < 1e-6) {
-		t.Errorf("20,000 a side: %+v, p %v", r, p)
-	}
-	if r := RatioOf([]float64{0, 1}, []float64{1}, 0.95); !math.IsNaN(r.Est) {
-		t.Errorf("a zero rate: %+v", r)
-	}
-}

@@ -16,13 +16,13 @@ import (
 func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "compare",
-		Usage: "compare two sets of results test by test (two builds, files or machines; tokbench's or llama-bench's, any format): speedup, its interval, and whether it is significant; exit 1 on a significant slowdown of B",
+		Usage: "compare two sets of results test by test (two builds, files or machines; tokbench's or llama-bench's, any format): the change, its interval, and a gate whose false alarms are bounded over the whole comparison; exit 0 no regression, 1 a significant regression, 2 an error, 3 nothing to compare",
 		UsageText: "tokbench compare A B [-o table|md|csv|json] [--alpha 0.05] [--min-effect 0.02]\n" +
 			"   e.g. tokbench compare llama-bench.json tokbench.jsonl, or old1.jsonl,old2.jsonl,old3.jsonl new1.jsonl,new2.jsonl,new3.jsonl\n" +
 			"   (a side's files are its runs: several runs show how much runs of one build differ, and smaller changes)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "format: " + strings.Join(report.DiffFormats, ", ")},
-			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the Mann-Whitney U test (the interval is 1-alpha)"},
+			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "the gate's false-alarm rate over the whole comparison (half to the geometric mean, half shared among the tests)"},
 			&cli.Float64Flag{Name: "min-effect", Value: 0.02, Usage: "smallest change that counts, as a fraction of A's mean"},
 			&cli.StringFlag{Name: "names", Usage: "the two sides' names in the table, A,B (default: the files' names)"},
 		},
@@ -51,7 +51,7 @@ func doCompare(c *cli.Context) error {
 		for _, p := range files {
 			recs, _, _, err := record.Read(p)
 			if err != nil {
-				return err
+				return usageErr(err) // exit 2: a file, not a regression
 			}
 			sides[i] = append(sides[i], record.Final(recs))
 		}
@@ -67,18 +67,22 @@ func doCompare(c *cli.Context) error {
 		}
 		names = [2]string{a, b}
 	}
-	diffs, unmatched := baseline.Diffs(sides[0], sides[1], alpha, effect)
+	diffs, gate, unmatched := baseline.Diffs(sides[0], sides[1], alpha, effect)
 	if len(diffs) == 0 {
 		return cli.Exit(fmt.Sprintf("tokbench: no test of %s is in %s with the same model and settings, so nothing was compared: measure the same tests on both sides", names[0], names[1]), exitNothingCompared)
 	}
-	if err := report.Diffs(os.Stdout, c.String("output"), names[0], names[1], diffs, alpha); err != nil {
+	if err := report.Diffs(os.Stdout, c.String("output"), names[0], names[1], diffs, gate, alpha); err != nil {
 		return err
 	}
 	if unmatched > 0 {
 		fmt.Fprintf(os.Stderr, "%d tests were in one file only, and are left out\n", unmatched)
 	}
-	if slow := baseline.Slowdowns(diffs); len(slow) > 0 {
-		return cli.Exit(fmt.Sprintf("tokbench: significantly slower in %s (p < %g, at least %.0f%%): %s", names[1], alpha, 100*effect, strings.Join(slow, "; ")), exitFail)
+	if gate.Regression {
+		what := strings.Join(gate.SlowerTests, "; ")
+		if what == "" {
+			what = fmt.Sprintf("the geometric mean of the tests, %.3f", gate.GeoMean.Est)
+		}
+		return cli.Exit(fmt.Sprintf("tokbench: significantly slower in %s (family-wise error %g, at least %.0f%%): %s", names[1], alpha, 100*effect, what), exitFail)
 	}
 	return nil
 }
