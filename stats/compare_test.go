@@ -100,7 +100,6 @@ func TestMannWhitneyExactWithTies(t *testing.T) {
 	}
 }
 
-
 // The test is symmetric and a probability, ties or not: the cases a user
 // found (4x100 against 5x90: 0.079 one way, 0.016 the other; 5 against
 // 1,1,1: p 1.5), and random small samples against the enumeration.
@@ -149,4 +148,3 @@ func TestMannWhitneySymmetric(t *testing.T) {
 		t.Errorf("large: %v and %v", p1, p2)
 	}
 }
-
