@@ -234,9 +234,13 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate
 	if testable == 1 {
 		gate.Method = fmt.Sprintf("one test, at %g; runs are the unit (each run's median), the spread between runs %s", alpha, gate.SpreadFrom)
 	}
-	if len(a) < 3 || len(b) < 3 {
+	switch {
+	case len(a) < 3 || len(b) < 3:
 		gate.Advice = fmt.Sprintf("with %d and %d runs a side, a test's change under %.1f%% cannot be told from run-to-run spread: give 3 runs a side (A1,A2,A3 B1,B2,B3)",
 			len(a), len(b), 100*gate.Resolves)
+	case gate.Resolves > minEffect:
+		gate.Advice = fmt.Sprintf("runs of one build differ by %.1f%% here: a test's change under %.1f%% cannot be told from that; give more runs a side, or measure on a quieter machine",
+			100*gate.Spread, 100*gate.Resolves)
 	}
 	return diffs, gate, unmatched
 }

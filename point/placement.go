@@ -1,6 +1,7 @@
 package point
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -115,6 +116,28 @@ func ParseTensorSplit(s string) ([]float32, error) {
 		return nil, fmt.Errorf("-ts %q: the shares add up to nothing", s)
 	}
 	return out, nil
+}
+
+// LlamaBenchSplit is -ts as llama-bench writes it in its files: each
+// share with two decimals up to the last that is not zero, joined by "/"
+// ("3/1" is "3.00/1.00"; none is "0.00"), so that its rows and tokbench's
+// meet on the same key.
+func LlamaBenchSplit(s string) string {
+	split, err := ParseTensorSplit(s)
+	if err != nil || len(split) == 0 {
+		return cmp.Or(s, "0.00")
+	}
+	last := 0
+	for i, v := range split {
+		if v > 0 {
+			last = i
+		}
+	}
+	parts := make([]string, last+1)
+	for i := range parts {
+		parts[i] = strconv.FormatFloat(float64(split[i]), 'f', 2, 32)
+	}
+	return strings.Join(parts, "/")
 }
 
 // ParseDevices reads -dev: device names joined by "/"; "none" (no

@@ -116,3 +116,12 @@ func TestThreadingDefaults(t *testing.T) {
 		t.Errorf("-1: %v", err)
 	}
 }
+
+// -ts is written as llama-bench writes it, so that the script's key meets.
+func TestLlamaBenchSplit(t *testing.T) {
+	for in, want := range map[string]string{"": "0.00", "3/1": "3.00/1.00", "1/0": "1.00", "0.5/0.25/0": "0.50/0.25", "x": "x"} {
+		if got := LlamaBenchSplit(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}

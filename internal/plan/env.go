@@ -182,7 +182,7 @@ func (env Env) Fill(r record.Record, p point.Point, m Model) record.Record {
 	r.Warmup = !p.NoWarmup
 	r.NCPUMoE, r.DeviceSelect, r.NoKVOffload, r.CPUStrict, r.Prio = p.NCPUMoE, p.Devices, p.NoKVOffload, p.CPUStrict, p.Prio
 	r.Devices = record.DeviceNames(cmp.Or(p.Devices, "auto"))
-	r.TensorSplit, r.TensorOverrides, r.CPUMask = cmp.Or(p.TensorSplit, "0.00"), cmp.Or(p.Overrides, "none"), cmp.Or(p.CPUMask, "0x0")
+	r.TensorSplit, r.TensorOverrides, r.CPUMask = point.LlamaBenchSplit(p.TensorSplit), cmp.Or(p.Overrides, "none"), cmp.Or(p.CPUMask, "0x0")
 	r.Poll = p.PollLevel()
 	r.Switches = p.Switches
 	r.TestTime = time.Now().UTC().Truncate(time.Second)
