@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tokbench/tokbench/baseline"
@@ -25,15 +28,22 @@ func compareCommand() *cli.Command {
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "the gate's false-alarm rate over the whole comparison (half to the geometric mean, half shared among the tests)"},
 			&cli.Float64Flag{Name: "min-effect", Value: 0.02, Usage: "smallest change that counts, as a fraction of A's mean"},
 			&cli.StringFlag{Name: "names", Usage: "the two sides' names in the table, A,B (default: the files' names)"},
+			&cli.StringFlag{Name: "baseline", Aliases: []string{"b"}, Usage: "side A's build: the records whose build_commit begins with it (as compare-llama-bench.py's -b)"},
+			&cli.StringFlag{Name: "compare", Aliases: []string{"c"}, Usage: "side B's build (as the script's -c); with -b, one file may hold both"},
 		},
 		Action: doCompare,
 	}
 }
 
 func doCompare(c *cli.Context) error {
-	if c.NArg() != 2 {
-		return usagef("give two results files, or two comma lists of runs: tokbench compare A.jsonl B.jsonl")
+	args := c.Args().Slice()
+	switch {
+	case len(args) == 1 && c.IsSet("baseline") && c.IsSet("compare"):
+		args = append(args, args[0]) // both builds in one file or database
+	case len(args) != 2:
+		return usagef("give two results files, or two comma lists of runs (tokbench compare A.jsonl B.jsonl), or one file with -b BUILD -c BUILD")
 	}
+	builds := [2]string{c.String("baseline"), c.String("compare")}
 	if err := checkFormat(c.String("output"), report.DiffFormats); err != nil {
 		return err
 	}
@@ -43,7 +53,7 @@ func doCompare(c *cli.Context) error {
 	}
 	var sides [2][][]record.Record
 	var names [2]string
-	for i, arg := range c.Args().Slice() {
+	for i, arg := range args {
 		files := point.SplitList(arg) // a\,b.jsonl is one file
 		if len(files) == 0 {
 			return usagef("compare: side %c (%q) names no file: give a results file, or a comma list of runs", 'A'+i, arg)
@@ -53,7 +63,10 @@ func doCompare(c *cli.Context) error {
 			if err != nil {
 				return usageErr(err) // exit 2: a file, not a regression
 			}
-			sides[i] = append(sides[i], record.Final(recs))
+			sides[i] = append(sides[i], pickBuild(record.Final(recs), builds[i]))
+		}
+		if err := oneBuild(sides[i], string(rune('A'+i)), [2]string{"-b", "-c"}[i]); err != nil {
+			return err
 		}
 		names[i] = filepath.Base(files[0])
 		if len(files) > 1 {
@@ -83,6 +96,49 @@ func doCompare(c *cli.Context) error {
 			what = fmt.Sprintf("the geometric mean of the tests, %.3f", gate.GeoMean.Est)
 		}
 		return cli.Exit(fmt.Sprintf("tokbench: significantly slower in %s (family-wise error %g, at least %.0f%%): %s", names[1], alpha, 100*effect, what), exitFail)
+	}
+	return nil
+}
+
+// pickBuild keeps the records of one build (build_commit beginning with
+// build; "" keeps them all).
+func pickBuild(recs []record.Record, build string) []record.Record {
+	if build == "" {
+		return recs
+	}
+	var out []record.Record
+	for _, r := range recs {
+		if strings.HasPrefix(r.BuildCommit, build) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// oneBuild refuses a side that pools builds or machines: their mean
+// would be neither's (89.8 and 80.8 t/s are not 85.3).
+func oneBuild(runs [][]record.Record, side, flag string) error {
+	builds, classes := map[string]int{}, map[string]int{}
+	for _, recs := range runs {
+		for i := range recs {
+			builds[cmp.Or(recs[i].BuildCommit, "unknown")]++
+			classes[strings.TrimSuffix(recs[i].CPUInfo+", "+recs[i].GPUInfo, ", ")]++
+		}
+	}
+	list := func(m map[string]int) string {
+		var out []string
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			out = append(out, fmt.Sprintf("%s (%d tests)", k, m[k]))
+		}
+		return strings.Join(out, ", ")
+	}
+	switch {
+	case len(builds) == 0:
+		return usagef("side %s holds no measured test (%s picks none?)", side, flag)
+	case len(builds) > 1:
+		return usagef("side %s holds %d builds, %s: pick one with %s BUILD (a prefix of its build_commit)", side, len(builds), list(builds), flag)
+	case len(classes) > 1:
+		return usagef("side %s holds the results of %d machines, %s: give each machine's file on a side of its own", side, len(classes), list(classes))
 	}
 	return nil
 }

@@ -191,3 +191,28 @@ func TestResultsInputsOddities(t *testing.T) {
 		t.Errorf("-pg over the cap: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+// Builds are selected, never pooled: a side holding two builds is refused
+// with what it holds; -b and -c pick them, from one file or two.
+func TestCompareBuilds(t *testing.T) {
+	dir := t.TempDir()
+	one := lbLines(t, dir, "one.jsonl", "aaaaaaa1", 2, "[100,101,99,100,100]")
+	two := lbLines(t, dir, "two.jsonl", "bbbbbbb2", 2, "[80,81,79,80,80]")
+	both := filepath.Join(dir, "both.jsonl")
+	a, _ := os.ReadFile(one)
+	b, _ := os.ReadFile(two)
+	os.WriteFile(both, append(a, b...), 0o644)
+	if r := tokbench(t, "compare", both, one); r.code != 2 || !strings.Contains(r.stderr, "2 builds") || !strings.Contains(r.stderr, "aaaaaaa1 (2 tests)") {
+		t.Errorf("a side of two builds: exit %d, %s", r.code, r.stderr)
+	}
+	r := tokbench(t, "compare", both, "-b", "aaaa", "-c", "bbbb", "-o", "json")
+	if r.code != 1 || !strings.Contains(r.stdout, `"regression": true`) {
+		t.Errorf("-b -c in one file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := tokbench(t, "compare", both, both, "-b", "aaaa", "-c", "aaaa"); r.code != 0 {
+		t.Errorf("one build against itself: exit %d, %s", r.code, r.stderr)
+	}
+	if r := tokbench(t, "compare", one, filepath.Join(dir, "missing.jsonl")); r.code != 2 {
+		t.Errorf("a missing file: exit %d, %s", r.code, r.stderr)
+	}
+}
