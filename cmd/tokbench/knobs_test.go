@@ -34,7 +34,7 @@ func TestLlamaBenchKnobs(t *testing.T) {
 	}
 	for _, rec := range recs {
 		if rec.CPUMask != "0x1" || rec.Poll != 0 || rec.NCPUMoE != 1 || rec.TensorOverrides != "ffn_up=CPU" || !rec.NoKVOffload ||
-			rec.TensorSplit != "1" || rec.DeviceSelect != "none" || !strings.Contains(rec.Key.String(), "|ot=ffn_up=CPU") {
+			rec.TensorSplit != "1.00" || rec.DeviceSelect != "none" || !strings.Contains(rec.Key.String(), "|ot=ffn_up=CPU") {
 			t.Errorf("%s settings: %+v key %s", rec.Test, rec.Settings, rec.Key)
 		}
 	}

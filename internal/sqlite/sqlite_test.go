@@ -1,8 +1,12 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +40,50 @@ func TestAppend(t *testing.T) {
 	}
 	if _, err := OpenReadOnly(filepath.Join(t.TempDir(), "none.sqlite")); err == nil {
 		t.Error("a missing database opened")
+	}
+}
+
+// An append whose rows could not be linked and read back is refused, and
+// leaves the database as it was: a llama_bench that is a view, WITHOUT
+// ROWID, or whose columns hide its rowid; one whose column is merely
+// named rowid takes the rows, linked by the real rowid.
+func TestAppendRefusesUnlinkable(t *testing.T) {
+	bench := Table{Name: "llama_bench", Cols: []Column{{"avg_ts", "REAL"}}, Rows: [][]any{{1.5}, {2.5}}}
+	own := Table{Name: "tokbench", Cols: []Column{{"record", "TEXT"}}, Rows: [][]any{{"a"}, {"b"}}, Link: "llama_bench_rowid"}
+	for name, schema := range map[string]string{
+		"view":          "CREATE TABLE t (avg_ts REAL); CREATE VIEW llama_bench AS SELECT * FROM t;",
+		"without rowid": "CREATE TABLE llama_bench (avg_ts REAL PRIMARY KEY) WITHOUT ROWID;",
+		"hidden rowid":  "CREATE TABLE llama_bench (avg_ts REAL, rowid INTEGER, _rowid_ INTEGER, oid INTEGER);",
+	} {
+		path := filepath.Join(t.TempDir(), "db.sqlite")
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(schema); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		db.Close()
+		before, _ := os.ReadFile(path)
+		if err := Append(context.Background(), path, bench, own); err == nil || !strings.Contains(err.Error(), "another database") {
+			t.Errorf("%s: %v", name, err)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+			t.Errorf("%s: the refused append changed the database", name)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "db.sqlite")
+	db, _ := sql.Open("sqlite", path)
+	db.Exec("CREATE TABLE llama_bench (avg_ts REAL, rowid INTEGER); INSERT INTO llama_bench VALUES (0.5, 99);")
+	db.Close()
+	if err := Append(context.Background(), path, bench, own); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := OpenReadOnly(path)
+	defer r.Close()
+	rows, err := r.ReadTable("llama_bench")
+	linked, _ := r.ReadTable("tokbench")
+	if err != nil || len(rows) != 3 || len(linked) != 2 || linked[1]["llama_bench_rowid"] != rows[2]["rowid"] || rows[2]["avg_ts"] != 2.5 {
+		t.Errorf("a column named rowid: %v %v %v", rows, linked, err)
 	}
 }
