@@ -28,6 +28,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	workDir = dir
+	// Every binary a test starts, however it starts it, uses a cache of
+	// the tests' own, never the user's.
+	if os.Getenv("TOKBENCH_CACHE") == "" {
+		os.Setenv("TOKBENCH_CACHE", filepath.Join(dir, "cache"))
+	}
 	binPath = filepath.Join(dir, "tokbench")
 	build := exec.Command("go", "build", "-o", binPath, ".")
 	build.Stderr = os.Stderr
