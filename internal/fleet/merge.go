@@ -53,7 +53,14 @@ type Merged struct {
 // of several classes measures each point once per class), its key and its
 // round.
 func identity(r *record.Record) string {
-	return fmt.Sprintf("%s|%s|round=%d", r.Class(), r.Key, r.Round)
+	id := fmt.Sprintf("%s|%s|round=%d|build=%s", r.Class(), r.Key, r.Round, r.BuildCommit)
+	// llama-bench appends every run of a test: another time is another
+	// measurement, not a copy (a requeued shard of tokbench's measures
+	// its point again, and that one is a duplicate).
+	if !strings.HasPrefix(r.Tool, "tokbench") {
+		id += "|time=" + r.TestTime.String()
+	}
+	return id
 }
 
 // rank orders the records of one point: a measurement before a failure

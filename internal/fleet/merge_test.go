@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
@@ -78,5 +79,30 @@ func TestMerge(t *testing.T) {
 	writeFile(t, torn, string(first)+`{"key":{"Model":"m9"`)
 	if in, err := Read(torn); err != nil || !in.Torn || len(in.Records) != 3 {
 		t.Errorf("torn file: %d records, torn %v, %v", len(in.Records), in.Torn, err)
+	}
+}
+
+// The same test of two builds is two measurements, not a duplicate: both
+// are kept; so are two runs of one llama-bench build at two times; a
+// requeued tokbench shard's second measurement of a point is a duplicate.
+func TestMergeKeepsBuilds(t *testing.T) {
+	lb := func(build string, at time.Time) record.Record {
+		r := rec("m1", 8, record.StatusOK, "X", "")
+		r.BuildCommit, r.TestTime = build, at
+		return r
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m, err := Merge([]Input{{Path: "a", Records: []record.Record{lb("aaaa", t0)}}, {Path: "b", Records: []record.Record{lb("bbbb", t0), lb("aaaa", t0.Add(time.Hour))}}})
+	if err != nil || len(m.Records) != 3 || len(m.Duplicates) != 0 {
+		t.Fatalf("%v: %d records, %d duplicates", err, len(m.Records), len(m.Duplicates))
+	}
+	tb := func(at time.Time) record.Record {
+		r := lb("ec98e2002", at)
+		r.Tool = "tokbench 0.2.0"
+		return r
+	}
+	m, err = Merge([]Input{{Path: "a", Records: []record.Record{tb(t0)}}, {Path: "b", Records: []record.Record{tb(t0.Add(time.Hour))}}})
+	if err != nil || len(m.Records) != 1 || len(m.Duplicates) != 1 {
+		t.Fatalf("a requeued point: %v: %d records, %d duplicates", err, len(m.Records), len(m.Duplicates))
 	}
 }
