@@ -56,11 +56,17 @@ func OpenReadOnly(path string) (*DB, error) {
 // Close closes the database.
 func (d *DB) Close() error { return d.db.Close() }
 
-// tableInfo says whether name is a table tokbench can read: a real table
-// (not a view, whose query would be the file's; not a virtual table,
-// whose module would run), and whether its rows have rowids.
-func (d *DB) tableInfo(ctx context.Context, name string) (kind string, withoutRowid bool, err error) {
-	err = d.db.QueryRowContext(ctx, "SELECT type, wr FROM pragma_table_list WHERE schema = 'main' AND name = ? COLLATE NOCASE", name).Scan(&kind, &withoutRowid)
+// querier is a database or a transaction: what tableInfo and columns ask.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// tableInfo says whether name is a table tokbench can read or link to: a
+// real table (not a view, whose query would be the file's; not a virtual
+// table, whose module would run), and whether its rows have rowids.
+func tableInfo(ctx context.Context, q querier, name string) (kind string, withoutRowid bool, err error) {
+	err = q.QueryRowContext(ctx, "SELECT type, wr FROM pragma_table_list WHERE schema = 'main' AND name = ? COLLATE NOCASE", name).Scan(&kind, &withoutRowid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -71,7 +77,7 @@ func (d *DB) tableInfo(ctx context.Context, name string) (kind string, withoutRo
 func (d *DB) HasTable(name string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
-	kind, _, err := d.tableInfo(ctx, name)
+	kind, _, err := tableInfo(ctx, d.db, name)
 	return err == nil && kind == "table"
 }
 
@@ -82,7 +88,7 @@ func (d *DB) HasTable(name string) bool {
 func (d *DB) ReadTable(name string) ([]Row, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
-	kind, withoutRowid, err := d.tableInfo(ctx, name)
+	kind, withoutRowid, err := tableInfo(ctx, d.db, name)
 	switch {
 	case err != nil:
 		return nil, bounded(err)
@@ -91,7 +97,7 @@ func (d *DB) ReadTable(name string) ([]Row, error) {
 	case kind != "table":
 		return nil, fmt.Errorf("%s is a %s, not a table: tokbench reads tables only (a %s would run what the file defines)", name, kind, kind)
 	}
-	cols, err := d.columns(ctx, name)
+	cols, err := columns(ctx, d.db, name)
 	if err != nil {
 		return nil, bounded(err)
 	}
@@ -155,8 +161,8 @@ func bounded(err error) error {
 }
 
 // columns lists a table's columns, generated and hidden ones left out.
-func (d *DB) columns(ctx context.Context, table string) ([]string, error) {
-	rows, err := d.db.QueryContext(ctx, "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", table)
+func columns(ctx context.Context, q querier, table string) ([]string, error) {
+	rows, err := q.QueryContext(ctx, "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", table)
 	if err != nil {
 		return nil, err
 	}
@@ -251,13 +257,12 @@ func appendTable(ctx context.Context, tx *sql.Tx, t Table, prev []int64) ([]int6
 	for _, c := range cols {
 		defs = append(defs, quote(c.Name)+" "+c.Type)
 	}
-	if _, err := tx.Exec("CREATE TABLE IF NOT EXISTS " + quote(t.Name) + " (" + strings.Join(defs, ", ") + ")"); err != nil {
+	if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+quote(t.Name)+" ("+strings.Join(defs, ", ")+")"); err != nil {
 		return nil, err
 	}
 	// The rows must be a table's with ids tokbench can link and read back.
-	var kind string
-	var withoutRowid bool
-	if err := tx.QueryRow("SELECT type, wr FROM pragma_table_list WHERE schema = 'main' AND name = ? COLLATE NOCASE", t.Name).Scan(&kind, &withoutRowid); err != nil {
+	kind, withoutRowid, err := tableInfo(ctx, tx, t.Name)
+	if err != nil {
 		return nil, err
 	}
 	switch {
@@ -266,19 +271,16 @@ func appendTable(ctx context.Context, tx *sql.Tx, t Table, prev []int64) ([]int6
 	case withoutRowid:
 		return nil, fmt.Errorf("it is WITHOUT ROWID, so tokbench's rows could not be linked to its rows: append to another database")
 	}
-	have := map[string]bool{}
-	rows, err := tx.Query("SELECT name FROM pragma_table_info(?)", t.Name)
+	existing, err := columns(ctx, tx, t.Name)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var c string
-		rows.Scan(&c)
-		have[c] = true
-	}
-	rows.Close()
-	if rowidAlias(mapKeys(have)) == "" {
+	if rowidAlias(existing) == "" {
 		return nil, fmt.Errorf("its columns rowid, _rowid_ and oid hide its rows' ids, which tokbench's rows link to: append to another database")
+	}
+	have := map[string]bool{}
+	for _, c := range existing {
+		have[c] = true
 	}
 	names := make([]string, len(cols))
 	for i, c := range cols {
@@ -307,14 +309,6 @@ func appendTable(ctx context.Context, tx *sql.Tx, t Table, prev []int64) ([]int6
 		ids[i], _ = res.LastInsertId()
 	}
 	return ids, nil
-}
-
-func mapKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // quote is an SQL identifier, quoted.
