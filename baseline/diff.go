@@ -96,6 +96,11 @@ func (s *side) samples() []float64 {
 	return all
 }
 
+// testable says whether a test has two samples or more on each side.
+func testable(p [2]*side) bool {
+	return len(p[0].samples()) >= 2 && len(p[1].samples()) >= 2
+}
+
 // values are each run's log median: a run is the unit, and a slow
 // repetition moves its median little.
 func (s *side) values() []float64 {
@@ -168,7 +173,7 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate
 		}
 	}
 	gate.Spread, gate.DF, gate.SpreadFrom = spreadOf(len(a), len(b), pairs)
-	testable := 0
+	tested := 0
 	for _, p := range pairs {
 		x, y := p[0], p[1]
 		d := Diff{Model: cmp.Or(x.rec.ModelType, filepath.Base(x.rec.ModelFile)), Test: x.rec.Test, Settings: varies(x.rec),
@@ -176,7 +181,7 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate
 			Ratio: stats.Ratio{Est: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}}
 		d.A, d.B = stats.Summarize(x.samples()).Mean, stats.Summarize(y.samples()).Mean
 		d.Speedup = d.B / d.A
-		if d.NA < 2 || d.NB < 2 {
+		if !testable(p) {
 			d.Verdict, d.Warning = NotTestable, fmt.Sprintf("one sample on a side (%d and %d; llama-bench's CSV and SQL keep only the mean): the ratio %.3f cannot be tested", d.NA, d.NB, d.Speedup)
 			d.Ratio.Est = d.Speedup
 			diffs = append(diffs, d)
@@ -190,18 +195,18 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate
 		d.se = math.Sqrt(v)
 		d.P = 2 * stats.StudentCDF(-math.Abs(d.logD)/d.se, gate.DF)
 		d.Ratio.Est = math.Exp(d.logD)
-		testable++
+		tested++
 		diffs = append(diffs, d)
 	}
-	gate.Tests, gate.NotTestable = testable, len(diffs)-testable
-	if testable == 0 {
+	gate.Tests, gate.NotTestable = tested, len(diffs)-tested
+	if tested == 0 {
 		gate.Method = "no test has two samples a side: nothing can be tested"
 		return diffs, gate, unmatched
 	}
 	// Each test at alpha/2 shared among the tests; the geometric mean at
 	// alpha/2: alpha in all. One test is its own geometric mean: alpha.
-	perTest := alpha / 2 / float64(testable)
-	if testable == 1 {
+	perTest := alpha / 2 / float64(tested)
+	if tested == 1 {
 		perTest = alpha
 	}
 	qTest := stats.StudentQuantile(1-perTest/2, gate.DF)
@@ -220,7 +225,7 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate
 		}
 	}
 	gate.geoMean(len(a), len(b), diffs, pairs, alpha)
-	if testable == 1 {
+	if tested == 1 {
 		for _, d := range diffs {
 			if d.Verdict != NotTestable {
 				gate.GeoMean, gate.P = d.Ratio, d.P
@@ -230,8 +235,8 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate
 	gate.Resolves = math.Exp(qTest*gate.Spread*math.Sqrt(1/float64(max(1, len(a)))+1/float64(max(1, len(b))))) - 1
 	gate.Regression = len(gate.SlowerTests) > 0 || verdictOf(gate.GeoMean, minEffect) == Slower
 	gate.Method = fmt.Sprintf("family-wise error at most %g: the geometric mean of %d tests at %g, and each test at %g/%d (Bonferroni); runs are the unit (each run's median), the spread between runs %s",
-		alpha, testable, alpha/2, alpha/2, testable, gate.SpreadFrom)
-	if testable == 1 {
+		alpha, tested, alpha/2, alpha/2, tested, gate.SpreadFrom)
+	if tested == 1 {
 		gate.Method = fmt.Sprintf("one test, at %g; runs are the unit (each run's median), the spread between runs %s", alpha, gate.SpreadFrom)
 	}
 	switch {
@@ -267,15 +272,9 @@ func spreadOf(runsA, runsB int, pairs [][2]*side) (spread, df float64, from stri
 	n := 0
 	for _, p := range pairs {
 		for _, s := range p {
-			v := s.values()
-			if len(v) < 2 {
-				continue
+			if v := s.values(); len(v) >= 2 {
+				ss, n = ss+sumSq(v), n+len(v)-1
 			}
-			m := mean(v)
-			for _, x := range v {
-				ss += (x - m) * (x - m)
-			}
-			n += len(v) - 1
 		}
 	}
 	if n > 0 {
@@ -314,13 +313,7 @@ func (g *Gate) geoMean(runsA, runsB int, diffs []Diff, pairs [][2]*side, alpha f
 	se = math.Sqrt(se / float64(len(ses)))
 	df := g.DF
 	if ga, gb := runMeans(pairs, 0, runsA), runMeans(pairs, 1, runsB); len(ga) >= 2 && len(gb) >= 2 {
-		var ss float64
-		for _, g := range [][]float64{ga, gb} {
-			m := mean(g)
-			for _, x := range g {
-				ss += (x - m) * (x - m)
-			}
-		}
+		ss := sumSq(ga) + sumSq(gb)
 		df = float64(len(ga) + len(gb) - 2)
 		se = math.Sqrt(ss / df * (1/float64(len(ga)) + 1/float64(len(gb))))
 		D = mean(gb) - mean(ga)
@@ -337,7 +330,7 @@ func runMeans(pairs [][2]*side, which, runs int) []float64 {
 	out := make([]float64, runs)
 	n := 0
 	for _, p := range pairs {
-		if len(p[0].samples()) < 2 || len(p[1].samples()) < 2 {
+		if !testable(p) {
 			continue
 		}
 		if len(p[which].runs) != runs {
@@ -378,6 +371,15 @@ func varying(order []string) func(*record.Record) string {
 		}
 		return strings.Join(out, " ")
 	}
+}
+
+// sumSq is the sum of squared deviations of xs from their mean.
+func sumSq(xs []float64) float64 {
+	m, ss := mean(xs), 0.0
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	return ss
 }
 
 func mean(xs []float64) float64 {
