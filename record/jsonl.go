@@ -24,9 +24,9 @@ func Create(path string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	// JSON lines go only into a file of JSON lines: appended to another
-	// format, they would make it unreadable, or never be read.
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		// JSON lines go only into a file of JSON lines: appended to
+		// another format, they would make it unreadable, or never be read.
 		head := make([]byte, 64)
 		n, _ := f.ReadAt(head, 0)
 		kind, err := sniffHead(head[:n])
@@ -37,10 +37,8 @@ func Create(path string) (*Writer, error) {
 			f.Close()
 			return nil, fmt.Errorf("results %s: %w: tokbench appends only to a JSONL file; give another --out (tokbench report %s -o jsonl --out NEW.jsonl converts it)", path, err, path)
 		}
-	}
-	// A last line without its newline (written by hand, or by another
-	// tool) must not run into the first one appended.
-	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		// A last line without its newline (written by hand, or by
+		// another tool) must not run into the first one appended.
 		b := make([]byte, 1)
 		if _, err := f.ReadAt(b, st.Size()-1); err == nil && b[0] != '\n' {
 			f.Write([]byte{'\n'})

@@ -18,10 +18,10 @@ var DiffFormats = []string{"table", "md", "csv", "json"}
 
 // Diffs writes a comparison of two sets of results (a, b: their names,
 // as the column heads say them): per test the mean t/s of each, the
-// speedup b/a (as compare-llama-bench.py prints it), its 95% interval,
-// the Mann–Whitney p-value and the verdict; below the table, why a test's
-// samples were too few to call anything, or a change within the noise
-// between processes.
+// speedup b/a (as compare-llama-bench.py prints it), the change from the
+// runs' medians with its interval at the gate's level, its p-value and
+// the verdict; below the table, why a test could not be tested, then the
+// gate (writeGate).
 func Diffs(out io.Writer, format, a, b string, diffs []baseline.Diff, gate baseline.Gate, alpha float64) error {
 	w := bufio.NewWriter(out)
 	defer w.Flush()

@@ -423,17 +423,22 @@ func attention(w io.Writer, recs []record.Record, cols []column) error {
 	first := true
 	for i := range recs {
 		r := &recs[i]
-		whys := needsAttention(r)
-		if len(whys) == 0 {
+		whys, doubt := otherAttention(r), ceilingDoubt(r)
+		if len(whys) == 0 && doubt == "" {
 			continue
 		}
-		why := whys[0]
-		if c := ceilingDoubt(r); c != "" && c != why {
-			why += "; and " + c // the eff column is read against it
-			whys = whys[:len(whys)-1]
-		}
-		if len(whys) > 1 {
-			why = fmt.Sprintf("%s (and %d more: --wide)", why, len(whys)-1)
+		var why string
+		switch {
+		case len(whys) == 0:
+			why = doubt
+		default:
+			why = whys[0]
+			if doubt != "" {
+				why += "; and " + doubt // the eff column is read against it
+			}
+			if len(whys) > 1 {
+				why = fmt.Sprintf("%s (and %d more: --wide)", why, len(whys)-1)
+			}
 		}
 		if first {
 			fmt.Fprintln(w)

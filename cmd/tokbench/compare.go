@@ -20,7 +20,8 @@ func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "compare",
 		Usage: "compare two sets of results test by test (two builds, files or machines; tokbench's or llama-bench's, any format): the change, its interval, and a gate whose false alarms are bounded over the whole comparison; exit 0 no regression, 1 a significant regression, 2 an error, 3 nothing to compare",
-		UsageText: "tokbench compare A B [-o table|md|csv|json] [--alpha 0.05] [--min-effect 0.02]\n" +
+		UsageText: "tokbench compare A B [-b BUILD] [-c BUILD] [-o table|md|csv|json] [--alpha 0.05] [--min-effect 0.02]\n" +
+			"   tokbench compare ALL.sqlite -b BUILD -c BUILD   (both builds in one file or database)\n" +
 			"   e.g. tokbench compare llama-bench.json tokbench.jsonl, or old1.jsonl,old2.jsonl,old3.jsonl new1.jsonl,new2.jsonl,new3.jsonl\n" +
 			"   (a side's files are its runs: several runs show how much runs of one build differ, and smaller changes)",
 		Flags: []cli.Flag{

@@ -50,8 +50,8 @@ type Merged struct {
 }
 
 // identity is a record's point in a fleet: its hardware class (a fleet
-// of several classes measures each point once per class), its key and its
-// round.
+// of several classes measures each point once per class), its key, its
+// round and its build (and, for llama-bench's records, its time).
 func identity(r *record.Record) string {
 	id := fmt.Sprintf("%s|%s|round=%d|build=%s", r.Class(), r.Key, r.Round, r.BuildCommit)
 	// llama-bench appends every run of a test: another time is another
