@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/tokbench/tokbench/internal/sqlite"
@@ -44,24 +44,7 @@ func sqlTextRows(path string, r io.Reader) ([]sqlite.Row, error) {
 		return nil, fmt.Errorf("%s: no %s table", path, BenchTable)
 	}
 	if own := p.tables[OwnTable]; own != nil {
-		byRow := map[int64]string{}
-		for _, o := range own.rows {
-			// The link is last_insert_rowid(), or a number as text
-			// (the column's INTEGER type makes it one in SQLite).
-			id, ok := o[OwnLink].(int64)
-			if s, isText := o[OwnLink].(string); isText {
-				n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-				id, ok = n, err == nil
-			}
-			if ok {
-				byRow[id], _ = o[OwnRecord].(string)
-			}
-		}
-		for _, row := range bench.rows {
-			if s := byRow[row["rowid"].(int64)]; s != "" {
-				row[OwnRecord] = s
-			}
-		}
+		attachOwn(bench.rows, own.rows)
 	}
 	return bench.rows, nil
 }
@@ -251,7 +234,7 @@ func (p *sqlParser) insert() error {
 			if err != nil {
 				return err
 			}
-			if !contains(tb.cols, c) {
+			if !slices.Contains(tb.cols, c) {
 				return fmt.Errorf("table %s has no column %s", table, c)
 			}
 			cols = append(cols, c)
@@ -358,15 +341,6 @@ func (p *sqlParser) value() (any, error) {
 		return v.text, err
 	}
 	return nil, fmt.Errorf("%q where a value was expected: %w", t.text, errNotOurs)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 const (

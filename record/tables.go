@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tokbench/tokbench/internal/infile"
@@ -117,9 +118,23 @@ func sqlRows(path string, kind int) ([]sqlite.Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
+	attachOwn(rows, own)
+	return rows, nil
+}
+
+// attachOwn puts tokbench's record of each row of its table onto the
+// llama_bench row it links to (by rowid).
+func attachOwn(rows, own []sqlite.Row) {
 	byRow := map[int64]string{}
 	for _, o := range own {
-		if id, ok := o[OwnLink].(int64); ok {
+		// The link is an integer, or a number as text (SQL text's
+		// literals: the column's INTEGER type makes it one in SQLite).
+		id, ok := o[OwnLink].(int64)
+		if s, isText := o[OwnLink].(string); isText {
+			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			id, ok = n, err == nil
+		}
+		if ok {
 			byRow[id], _ = o[OwnRecord].(string)
 		}
 	}
@@ -128,5 +143,4 @@ func sqlRows(path string, kind int) ([]sqlite.Row, error) {
 			r[OwnRecord] = byRow[id]
 		}
 	}
-	return rows, nil
 }
