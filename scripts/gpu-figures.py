@@ -5,6 +5,7 @@ own files only (results.jsonl, probe.json, torch.json, build.txt) and
 prints Markdown-style rows; a figure not measured says so.
 
     scripts/gpu-figures.py RUN_DIR GPU_NAME MODEL MIXTURE   # the presets' names
+    scripts/gpu-figures.py --datasheet GPU_NAME             # its datasheet bandwidth alone
 """
 import json
 import os
@@ -95,6 +96,10 @@ def rate(r):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--datasheet":
+        gbs, what = datasheet(sys.argv[2])
+        print(f"{gbs} ({what})" if gbs else "unknown")
+        return 0
     if len(sys.argv) != 5:
         print(__doc__, file=sys.stderr)
         return 2

@@ -461,13 +461,7 @@ if [ -s "$run/results.jsonl" ]; then
     fail "report" "$(now)" "the HTML report failed (see the log)"
   table=$("$tb" report "$run/results.jsonl" --wide 2>&1)
 fi
-sheet=unknown
-case $gpu_name in
-  *H200*) sheet="4800 (H200 HBM3e)" ;;
-  *"H100 NVL"*) sheet="3900 (H100 NVL HBM3)" ;;
-  *"H100 PCIe"*) sheet="2000 (H100 PCIe HBM2e)" ;;
-  *H100*) sheet="3350 (H100 SXM HBM3)" ;;
-esac
+sheet=$(python3 "$root/scripts/gpu-figures.py" --datasheet "$gpu_name" 2>/dev/null || echo unknown)
 
 {
   echo "tokbench $mode: $("$tb" --version 2>/dev/null)"
