@@ -6,9 +6,11 @@ package baseline
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,13 +116,45 @@ func Load(dir, class string) (*File, error) {
 	case err != nil:
 		return nil, fmt.Errorf("baseline %s: %w", path(dir, class), err)
 	case !found:
-		return nil, nil
+		return loadPerThreads(dir, class)
 	case f.Class != class:
 		return nil, fmt.Errorf("baseline %s is for class %s, not %s", path(dir, class), f.Class, class)
 	case f.Version != Version:
 		return nil, fmt.Errorf("baseline %s is of format %d (this tokbench reads %d: points by what they measure, not by file name): create it again with tokbench baseline create", path(dir, class), f.Version, Version)
 	}
 	return &f, nil
+}
+
+// loadPerThreads reads a CPU class's baseline from the files kept when a
+// CPU's class named its thread count too (cpu-MODEL-8t.json): one file,
+// its points told apart by their threads as they always were. The next
+// Save writes it under the class; nil if there are none.
+func loadPerThreads(dir, class string) (*File, error) {
+	if !strings.HasPrefix(class, "cpu-") {
+		return nil, nil
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, class+"-*t.json"))
+	var all *File
+	for _, name := range names {
+		old := strings.TrimSuffix(filepath.Base(name), ".json")
+		if _, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(old, class+"-"), "t")); err != nil {
+			continue // another class whose name begins as this one's
+		}
+		f, err := Load(dir, old)
+		if err != nil || f == nil {
+			return nil, err
+		}
+		if all == nil {
+			all = NewFile(class)
+			all.Software, all.Updated = f.Software, f.Updated
+		}
+		maps.Copy(all.Points, f.Points)
+		maps.Copy(all.Quality, f.Quality)
+		if f.Updated.After(all.Updated) {
+			all.Updated = f.Updated
+		}
+	}
+	return all, nil
 }
 
 // Save writes the baseline to dir/CLASS.json.

@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -36,7 +37,7 @@ func TestBaselineCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Class != "cpu-xeon-8t" || len(f.Points) != 2 {
+	if f.Class != "cpu-xeon" || len(f.Points) != 2 {
 		t.Fatalf("baseline %+v", f)
 	}
 	p := f.Points[identity(&recs("Xeon", 1, nil)[0])]
@@ -97,5 +98,37 @@ func TestIdentityTravels(t *testing.T) {
 	p := f.Points[identity(&moved[1])]
 	if len(p.Runs) != 3 || p.Machines() != 2 || p.Spread != BetweenRuns || p.MedianTs != 50 {
 		t.Errorf("pooled point %+v", p)
+	}
+}
+
+// A baseline kept when a CPU's class named its thread count (one file
+// per count) is read as its class's, every point kept; another class
+// whose name begins alike is not taken in.
+func TestLoadPerThreadFiles(t *testing.T) {
+	dir := t.TempDir()
+	for i, n := range []int{1, 8} {
+		f, err := Merge(nil, recs("Xeon", float64(i+1), nil), 0.05)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Class = fmt.Sprintf("cpu-xeon-%dt", n)
+		pts := map[string]*Point{}
+		for k, p := range f.Points {
+			pts[strings.Replace(k, "|t=8|", fmt.Sprintf("|t=%d|", n), 1)] = p
+		}
+		f.Points = pts
+		if _, err := f.Save(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := NewFile("cpu-xeon-max-8t")
+	other.Points["x"] = &Point{}
+	other.Save(dir)
+	f, err := Load(dir, "cpu-xeon")
+	if err != nil || f == nil || f.Class != "cpu-xeon" || len(f.Points) != 4 {
+		t.Fatalf("%+v %v", f, err)
+	}
+	if p := f.Points[identity(&recs("Xeon", 1, nil)[0])]; p == nil || p.MedianTs != 2000 {
+		t.Errorf("the 8-thread point: %+v", p)
 	}
 }

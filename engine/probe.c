@@ -20,14 +20,18 @@ ggml_backend_t tb_probe_backend(int dev, int threads) {
     return be;
 }
 
-// tb_probe_time runs the graph once to warm up, then iters times, and
-// returns the fastest run's seconds (< 0 on failure): a ceiling is what
-// the device can do, and the fastest run is the one least disturbed.
-static double tb_probe_time(ggml_backend_t be, struct ggml_cgraph *g, int iters) {
+// tb_probe_time runs the graph once to warm up, then up to iters times
+// while budget seconds last (at least once), and returns the fastest
+// run's seconds (< 0 on failure): a ceiling is what the device can do,
+// and the fastest run is the one least disturbed. The budget bounds a
+// slow device's probe (a software GPU, a small CPU) without filling its
+// data twice to learn the cost of a run first.
+static double tb_probe_time(ggml_backend_t be, struct ggml_cgraph *g, int iters, double budget) {
     if (ggml_backend_graph_compute(be, g) != GGML_STATUS_SUCCESS) return -1;
     ggml_backend_synchronize(be);
     double best = -1;
-    for (int i = 0; i < iters; i++) {
+    int64_t start = ggml_time_us();
+    for (int i = 0; i < iters && (i == 0 || (double)(ggml_time_us() - start) / 1e6 < budget); i++) {
         int64_t t0 = ggml_time_us();
         if (ggml_backend_graph_compute(be, g) != GGML_STATUS_SUCCESS) return -1;
         ggml_backend_synchronize(be);
@@ -65,12 +69,12 @@ static void tb_probe_close(tb_probe *p) {
     if (p->be) ggml_backend_free(p->be);
 }
 
-static double tb_probe_graph(tb_probe *p, struct ggml_tensor *out, int iters) {
+static double tb_probe_graph(tb_probe *p, struct ggml_tensor *out, int iters, double budget) {
     struct ggml_cgraph *g = ggml_new_graph(p->ops);
     ggml_build_forward_expand(g, out);
     p->galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(p->be));
     if (!p->galloc || !ggml_gallocr_alloc_graph(p->galloc, g)) return -1;
-    return tb_probe_time(p->be, g, iters);
+    return tb_probe_time(p->be, g, iters, budget);
 }
 
 static void tb_probe_fill(struct ggml_tensor *t, uint64_t seed) {
@@ -90,7 +94,7 @@ static void tb_probe_fill(struct ggml_tensor *t, uint64_t seed) {
     free(q);
 }
 
-double tb_probe_copy(int dev, int threads, int64_t n, int iters) {
+double tb_probe_copy(int dev, int threads, int64_t n, int iters, double budget) {
     tb_probe p;
     double secs = -1;
     if (tb_probe_open(&p, dev, threads) == 0) {
@@ -99,14 +103,14 @@ double tb_probe_copy(int dev, int threads, int64_t n, int iters) {
         p.buf = ggml_backend_alloc_ctx_tensors(p.data, p.be);
         if (p.buf) {
             ggml_backend_buffer_clear(p.buf, 1);
-            secs = tb_probe_graph(&p, ggml_cpy(p.ops, a, b), iters);
+            secs = tb_probe_graph(&p, ggml_cpy(p.ops, a, b), iters, budget);
         }
     }
     tb_probe_close(&p);
     return secs;
 }
 
-double tb_probe_matmul(int dev, int threads, enum ggml_type wtype, int64_t m, int64_t n, int64_t k, int iters) {
+double tb_probe_matmul(int dev, int threads, enum ggml_type wtype, int64_t m, int64_t n, int64_t k, int iters, double budget) {
     tb_probe p;
     double secs = -1;
     if (tb_probe_open(&p, dev, threads) == 0) {
@@ -114,9 +118,15 @@ double tb_probe_matmul(int dev, int threads, enum ggml_type wtype, int64_t m, in
         struct ggml_tensor *x = ggml_new_tensor_2d(p.data, GGML_TYPE_F32, k, n);
         p.buf = ggml_backend_alloc_ctx_tensors(p.data, p.be);
         if (p.buf) {
-            tb_probe_fill(w, 1);
+            // An F32 weight is what the bandwidth probes read: its
+            // values change no timing, and a memset (every page touched,
+            // none the shared zero page; 0x3c3c3c3c is 0.0115, far from
+            // denormals) fills a GiB in a fraction of the random fill's
+            // time. Quantized weights need valid blocks: random.
+            if (wtype == GGML_TYPE_F32) ggml_backend_buffer_clear(p.buf, 0x3c);
+            else tb_probe_fill(w, 1);
             tb_probe_fill(x, 2);
-            secs = tb_probe_graph(&p, ggml_mul_mat(p.ops, w, x), iters);
+            secs = tb_probe_graph(&p, ggml_mul_mat(p.ops, w, x), iters, budget);
         }
     }
     tb_probe_close(&p);

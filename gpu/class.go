@@ -14,11 +14,12 @@ func slug(s string) string {
 
 // Class names a class of hardware whose numbers are comparable: on a GPU
 // the backend, device model, memory size and driver major version; on the
-// CPU the CPU model and the thread count used. Baselines and probe results
-// are kept per class.
-func Class(backend, device string, memBytes uint64, driver, cpuModel string, threads int) string {
+// CPU the CPU model. Baselines and probe results are kept per class (a
+// CPU's per thread count within it: a thread count is a setting of the
+// test, as a batch size is, not another machine).
+func Class(backend, device string, memBytes uint64, driver, cpuModel string) string {
 	if strings.EqualFold(backend, "cpu") || device == "" {
-		return fmt.Sprintf("cpu-%s-%dt", slug(cpuModel), threads)
+		return "cpu-" + slug(cpuModel)
 	}
 	major, _, _ := strings.Cut(driver, ".")
 	c := slug(backend) + "-" + slug(device)
@@ -34,13 +35,13 @@ func Class(backend, device string, memBytes uint64, driver, cpuModel string, thr
 // ClassOf is the class of the device that did the work: the CPU (backend
 // CPU or none), else the GPU named gpuName or, better, described by
 // profile (its memory and driver count too).
-func ClassOf(backend, gpuName string, profile *GPU, cpuModel string, threads int) string {
+func ClassOf(backend, gpuName string, profile *GPU, cpuModel string) string {
 	if strings.EqualFold(backend, "cpu") || backend == "" {
-		return Class("cpu", "", 0, "", cpuModel, threads)
+		return Class("cpu", "", 0, "", cpuModel)
 	}
 	if profile != nil {
-		return Class(backend, profile.Name, profile.MemoryTotal, profile.Driver, cpuModel, threads)
+		return Class(backend, profile.Name, profile.MemoryTotal, profile.Driver, cpuModel)
 	}
 	dev, _, _ := strings.Cut(gpuName, ",")
-	return Class(backend, dev, 0, "", cpuModel, threads)
+	return Class(backend, dev, 0, "", cpuModel)
 }

@@ -121,3 +121,44 @@ func (k *Key) UnmarshalText(b []byte) error {
 	*k = out
 	return nil
 }
+
+// Varying names, for each point, the settings of its key that differ
+// among the points ("t=2 b=128"), as a table's columns tell rows apart;
+// the test's own sizes (p, n, d, np) are left to its name.
+func Varying(points []Point) []string {
+	split := func(p Point) []string { return strings.Split(p.Key().String(), "|")[1:] }
+	first := map[string]string{}
+	for _, s := range split(points[0]) {
+		k, _, _ := strings.Cut(s, "=")
+		first[k] = s
+	}
+	varies := map[string]bool{}
+	for _, p := range points {
+		seen := map[string]bool{}
+		for _, s := range split(p) {
+			k, _, _ := strings.Cut(s, "=")
+			seen[k] = true
+			if first[k] != s {
+				varies[k] = true
+			}
+		}
+		// A setting some keys lack (written only when set) varies too.
+		for k := range first {
+			if !seen[k] {
+				varies[k] = true
+			}
+		}
+	}
+	out := make([]string, len(points))
+	for i, p := range points {
+		var parts []string
+		for _, s := range split(p) {
+			k, _, _ := strings.Cut(s, "=")
+			if k != "p" && k != "n" && k != "d" && k != "np" && varies[k] {
+				parts = append(parts, s)
+			}
+		}
+		out[i] = strings.Join(parts, " ")
+	}
+	return out
+}

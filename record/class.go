@@ -8,7 +8,7 @@ import (
 
 // Class is the hardware class the record was measured on (gpu.Class).
 func (r *Record) Class() string {
-	return gpu.ClassOf(r.Backend, r.GPUInfo, r.nvml(), r.CPUInfo, r.NThreads)
+	return gpu.ClassOf(r.Backend, r.GPUInfo, r.nvml(), r.CPUInfo)
 }
 
 // nvml is what NVML said of the first GPU, if the record has it.

@@ -57,7 +57,7 @@ func (q *Quality) Class() string {
 	if len(q.GPUProfile) > 0 {
 		prof = &q.GPUProfile[0]
 	}
-	return gpu.ClassOf(q.Backend, q.GPUInfo, prof, q.CPUInfo, q.NThreads)
+	return gpu.ClassOf(q.Backend, q.GPUInfo, prof, q.CPUInfo)
 }
 
 // isQuality says whether a results line is a quality block.

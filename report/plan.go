@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -62,31 +63,55 @@ func WriteEstimates(w io.Writer, format string, rows []plan.TestEstimate) error 
 		return enc.Encode(rows)
 	}
 	gib, mib := func(b int64) float64 { return float64(b) / (1 << 30) }, func(b float64) float64 { return b / (1 << 20) }
+	// Columns only where they say something: the settings that tell the
+	// tests apart, a mixture's experts; the ceilings' source below the
+	// table, once each (the table fits 120 columns).
+	settings := slices.ContainsFunc(rows, func(r plan.TestEstimate) bool { return r.Settings != "" })
+	experts := slices.ContainsFunc(rows, func(r plan.TestEstimate) bool { return r.Experts != nil })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\ttest\tngl\tncmoe\tmemory GiB (weights+KV+compute)\tfits\tMiB/step\tof it experts\tGFLOP/step\tceiling t/s\tbound\tpeaks")
+	head := []string{"model"}
+	if settings {
+		head = append(head, "settings")
+	}
+	head = append(head, "test", "memory GiB (w+KV+c)", "fits", "MiB/step")
+	if experts {
+		head = append(head, "ncmoe", "experts MiB (per layer)")
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "GFLOP/step", "ceiling t/s", "bound"), "\t"))
+	var peaks []string
 	for _, r := range rows {
 		m, a := r.Memory, r.Roofline
-		experts := "-"
-		if x := r.Experts; x != nil {
-			experts = fmt.Sprintf("%.1f (%.1f of %d per layer)", mib(a.ExpertBytesPerStep), x.Uniform, x.Count)
+		cells := []string{r.Model}
+		if settings {
+			cells = append(cells, cmp.Or(r.Settings, "-"))
 		}
-		ceiling, bound, peaks := "-", "-", "none known: run tokbench probe"
+		fits := map[bool]string{true: "yes", false: "no"}[r.Fits]
+		cells = append(cells, r.Test, fmt.Sprintf("%.2f (%.2f+%.2f+%.2f)", gib(m.Total()), gib(m.Weights), gib(m.KV), gib(m.Compute)), fits, fmt.Sprintf("%.1f", mib(a.BytesPerStep)))
+		if experts {
+			x := "-"
+			if r.Experts != nil {
+				x = fmt.Sprintf("%.1f (%.1f of %d)", mib(a.ExpertBytesPerStep), r.Experts.Uniform, r.Experts.Count)
+			}
+			cells = append(cells, fmt.Sprint(r.NCPUMoE), x)
+		}
+		ceiling, bound, pk := "-", "-", "none known: run tokbench probe"
 		if a.CeilingTs > 0 {
 			ceiling, bound = fmt.Sprintf("%.1f", a.CeilingTs), a.Bound
-			peaks = fmt.Sprintf("%s %.0f GB/s, %.2f TFLOP/s", a.PeakSource, a.PeakBWGBs, a.PeakTFLOPS)
+			pk = fmt.Sprintf("%s %.0f GB/s, %.2f TFLOP/s", a.PeakSource, a.PeakBWGBs, a.PeakTFLOPS)
 			if a.HostBWGBs > 0 {
-				peaks += fmt.Sprintf("; %.1f MiB from host memory at %.0f GB/s", mib(a.HostBytesPerStep), a.HostBWGBs)
+				pk += fmt.Sprintf("; experts from host memory at %.0f GB/s", a.HostBWGBs)
 			}
 		}
-		fits := "yes"
-		if !r.Fits {
-			fits = "no"
+		if pk = fmt.Sprintf("t=%d: %s", r.Threads, pk); !slices.Contains(peaks, pk) {
+			peaks = append(peaks, pk)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f (%.2f+%.2f+%.2f)\t%s\t%.1f\t%s\t%.1f\t%s\t%s\t%s\n", r.Model, r.Test, r.NGPULayers, r.NCPUMoE,
-			gib(m.Total()), gib(m.Weights), gib(m.KV), gib(m.Compute), fits, mib(a.BytesPerStep), experts, a.FlopsPerStep/1e9, ceiling, bound, peaks)
+		fmt.Fprintln(tw, strings.Join(append(cells, fmt.Sprintf("%.1f", a.FlopsPerStep/1e9), ceiling, bound), "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(peaks) > 0 {
+		fmt.Fprintf(w, "ceilings: %s\n", strings.Join(peaks, "; "))
 	}
 	for _, r := range rows {
 		if !r.Fits {

@@ -412,15 +412,17 @@ func otherAttention(r *record.Record) []string {
 
 // attention writes a note for each test that needs it: why, and what to
 // do, wrapped to the terminal's width. The test is named as the table's
-// row is: its model, the settings that vary (cols) and the test.
+// row is: its model, the settings that vary (cols) and the test; tests
+// with the same reason share one note.
 func attention(w io.Writer, recs []record.Record, cols []column) error {
 	var varied []column // the settings that tell rows apart
 	for _, c := range cols {
-		if isSetting[c.head] && !sameInAll(c, recs) {
+		if (isSetting[c.head] || tellsApart[c.head]) && !sameInAll(c, recs) {
 			varied = append(varied, c)
 		}
 	}
-	first := true
+	var whyOrder []string
+	named, prevModel := map[string][]string{}, map[string]string{}
 	for i := range recs {
 		r := &recs[i]
 		whys, doubt := otherAttention(r), ceilingDoubt(r)
@@ -440,18 +442,33 @@ func attention(w io.Writer, recs []record.Record, cols []column) error {
 				why = fmt.Sprintf("%s (and %d more: --wide)", why, len(whys)-1)
 			}
 		}
-		if first {
-			fmt.Fprintln(w)
-			first = false
-		}
-		name := tableModel(r)
+		name := ""
 		for _, c := range varied {
-			name += " " + c.head + " " + c.value(r)
+			name += c.head + " " + c.value(r) + " "
 		}
-		note := fmt.Sprintf("(!) %s %s: %s", name, llamaTest(r), why)
+		name += llamaTest(r)
+		// A model named once for its tests in a row.
+		if model, prev := tableModel(r), named[why]; len(prev) == 0 || prevModel[why] != model {
+			name = model + " " + name
+			prevModel[why] = model
+		}
+		if named[why] == nil {
+			whyOrder = append(whyOrder, why)
+		}
+		named[why] = append(named[why], name)
+	}
+	if len(whyOrder) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, why := range whyOrder {
+		note := fmt.Sprintf("(!) %s: %s", strings.Join(named[why], ", "), why)
 		if _, err := fmt.Fprintln(w, strings.Join(wrap(note, noteWidth, "    "), "\n")); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// tellsApart marks the columns besides the settings' that tell rows
+// apart: a note names a row by them where they vary.
+var tellsApart = map[string]bool{"file": true, "ngl": true, "threads": true}

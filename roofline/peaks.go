@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/tokbench/tokbench/gpu"
@@ -13,6 +14,20 @@ type Device struct {
 	Backend string   // CPU, CUDA, Metal, Vulkan, ...
 	GPU     string   // the GPU's name, if a GPU did the work
 	NVML    *gpu.GPU // what NVML says of it, if it was there
+	Threads int      // the CPU threads that did the work
+}
+
+// ProbeName is what the device's probe is kept under: its class, and on
+// a CPU the thread count too (the ceilings a CPU reaches depend on the
+// threads that reach them).
+func (d Device) ProbeName() string { return ProbeName(d.Class, d.Threads) }
+
+// ProbeName is the name of a class's probe at threads threads.
+func ProbeName(class string, threads int) string {
+	if strings.HasPrefix(class, "cpu-") && threads > 0 {
+		return fmt.Sprintf("%s-%dt", class, threads)
+	}
+	return class
 }
 
 // OnCPU says whether the CPU did the work.
@@ -22,14 +37,14 @@ func (d Device) OnCPU() bool { return d.Backend == "" || strings.EqualFold(d.Bac
 // class at threads threads): where the experts kept in host memory are
 // read while a GPU runs the rest.
 func CPUDevice(cpuModel string, threads int) Device {
-	return Device{Class: gpu.ClassOf("CPU", "", nil, cpuModel, threads), Backend: "CPU"}
+	return Device{Class: gpu.ClassOf("CPU", "", nil, cpuModel), Backend: "CPU", Threads: threads}
 }
 
 // PeaksFor finds a device's ceilings: a probe of its hardware class in dir
 // if there is one, else the GPU's datasheet (with NVML's bandwidth when
 // the driver gave it); none for a CPU never probed.
 func PeaksFor(d Device, dir string) (Peaks, error) {
-	p, err := LoadProbe(dir, d.Class)
+	p, err := LoadProbe(dir, d.ProbeName())
 	if err != nil {
 		return Peaks{}, err
 	}
@@ -66,7 +81,7 @@ type Cache struct {
 
 // Peaks is PeaksFor, once per class.
 func (c *Cache) Peaks(d Device) (Peaks, error) {
-	if pk, ok := c.peaks[d.Class]; ok {
+	if pk, ok := c.peaks[d.ProbeName()]; ok {
 		return pk, nil
 	}
 	pk, err := PeaksFor(d, c.Dir)
@@ -76,6 +91,6 @@ func (c *Cache) Peaks(d Device) (Peaks, error) {
 	if c.peaks == nil {
 		c.peaks = map[string]Peaks{}
 	}
-	c.peaks[d.Class] = pk
+	c.peaks[d.ProbeName()] = pk
 	return pk, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tokbench/tokbench/gpu"
@@ -66,16 +67,20 @@ func (p *Probe) Peaks() Peaks {
 	return Peaks{Source: "probe", BWGBs: p.BWGBs, TFLOPS: best / 1000, ReadBWGBs: p.ReadBWGBs, ReadCurve: p.ReadCurve, Busy: p.Busy}
 }
 
-// probeDir is where probes are kept: dir/probe/CLASS.json.
+// probeDir is where probes are kept: dir/probe/NAME.json (ProbeName).
 func probeDir(dir string) string { return filepath.Join(dir, "probe") }
 
-// Save stores the probe in dir/probe/CLASS.json.
-func (p *Probe) Save(dir string) (string, error) { return gpu.SaveClass(probeDir(dir), p.Class, p) }
+// Save stores the probe in dir/probe/NAME.json.
+func (p *Probe) Save(dir string) (string, error) {
+	return gpu.SaveClass(probeDir(dir), ProbeName(p.Class, p.Threads), p)
+}
 
-// LoadProbe reads the probe of a class; nil if there is none.
-func LoadProbe(dir, class string) (*Probe, error) {
+// LoadProbe reads the probe kept under name (ProbeName); nil if there
+// is none.
+func LoadProbe(dir, name string) (*Probe, error) {
 	var p Probe
-	found, err := gpu.LoadClass(probeDir(dir), class, &p)
+	class := name
+	found, err := gpu.LoadClass(probeDir(dir), name, &p)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("probe file for %s: %w (run tokbench probe again)", class, err)
@@ -84,6 +89,13 @@ func LoadProbe(dir, class string) (*Probe, error) {
 	}
 	if err := p.check(); err != nil {
 		return nil, fmt.Errorf("probe file for %s: %w: run tokbench probe again", class, err)
+	}
+	// A CPU probe written when the class named the thread count too
+	// (cpu-MODEL-2t) is its class's probe at that count.
+	if ProbeName(p.Class, p.Threads) != name {
+		if c, ok := strings.CutSuffix(p.Class, fmt.Sprintf("-%dt", p.Threads)); ok && ProbeName(c, p.Threads) == name {
+			p.Class = c
+		}
 	}
 	return &p, nil
 }

@@ -175,7 +175,7 @@ var Meaning = map[string]string{
 	KernelBound:     "the kernels are below the hardware's ceiling, not the software around them",
 	SoftwareLimited: "much of the step is spent outside its kernels",
 	Throttled:       "the GPU's clocks were held down (power or heat)",
-	BelowCeiling:    "kernels not timed (--no-kernels): kernels or software",
+	BelowCeiling:    "kernels not timed (--no-kernels, or threads past the cores): kernels or software",
 	Unvouched:       "the kernels timed alone do not add up to the step",
 	NoCeiling:       "no ceiling known for this hardware (tokbench probe)",
 }

@@ -105,7 +105,8 @@ func Estimates(tests []point.Point, refs []ModelRef, env plan.Env) ([]plan.TestE
 	}
 	free := env.Free()
 	var out []plan.TestEstimate
-	for _, p := range tests {
+	varying := point.Varying(tests)
+	for i, p := range tests {
 		if p.Sampled() {
 			continue
 		}
@@ -114,7 +115,7 @@ func Estimates(tests []point.Point, refs []ModelRef, env plan.Env) ([]plan.TestE
 		if err != nil {
 			return nil, err
 		}
-		e := plan.TestEstimate{Model: mp.Name, Test: p.TestName(), NGPULayers: p.NGPULayers, NCPUMoE: p.NCPUMoE, Memory: est.Memory, Fits: true,
+		e := plan.TestEstimate{Model: mp.Name, Test: p.TestName(), Settings: varying[i], Threads: p.Threads, NGPULayers: p.NGPULayers, NCPUMoE: p.NCPUMoE, Memory: est.Memory, Fits: true,
 			Experts: est.Experts, Roofline: est.Roofline}
 		if err := mp.Fits(p, est.Memory, free); err != nil {
 			e.Fits, e.Refused = false, err.Error()

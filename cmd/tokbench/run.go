@@ -74,10 +74,11 @@ func doRun(c *cli.Context) error {
 	if !c.Bool("no-probe") {
 		// A first run on new hardware shows its verdicts, not "no ceiling".
 		probed := map[int]bool{}
+		types := probeTypes(tests)
 		for _, p := range tests {
 			if !probed[p.Threads] {
 				probed[p.Threads] = true
-				if err := measure.EnsureProbe(env, p, env.CacheDir, func(s string) { fmt.Fprintln(os.Stderr, s) }); err != nil {
+				if err := measure.EnsureProbe(env, p, types, env.CacheDir, func(s string) { fmt.Fprintln(os.Stderr, s) }); err != nil {
 					fmt.Fprintln(os.Stderr, "tokbench: probe:", err)
 				}
 			}
@@ -209,6 +210,22 @@ func warnThreads(tests []point.Point) {
 	}
 }
 
+// probeTypes are the weight types the tests' models need ceilings of
+// (measure.ProbeTypes).
+func probeTypes(tests []point.Point) []string {
+	var files []plan.File
+	seen := map[string]bool{}
+	for _, p := range tests {
+		if !seen[p.Model] {
+			seen[p.Model] = true
+			if f, err := plan.Read(p.Model); err == nil {
+				files = append(files, f)
+			}
+		}
+	}
+	return measure.ProbeTypes(files)
+}
+
 // forgetShare is the kernels' share of a step past which their cached
 // timings are proven wrong (a quiet machine's kernels alone take about
 // the step, or up to 115% of it).
@@ -245,30 +262,16 @@ func annotate(recs []record.Record) {
 // model, the settings that differ among the tests (as the table's
 // columns do), and the test.
 func testLabels(tests []point.Point) map[point.Key]string {
-	// A key's settings, by name ("b=128"); some are there only when set.
-	settings := make([]map[string]string, len(tests))
-	for i, p := range tests {
-		settings[i] = map[string]string{}
-		for _, s := range strings.Split(p.Key().String(), "|")[1:] {
-			k, _, _ := strings.Cut(s, "=")
-			settings[i][k] = s
-		}
-	}
-	varies := func(k string) bool {
-		return slices.ContainsFunc(settings, func(s map[string]string) bool { return s[k] != settings[0][k] })
-	}
 	models := slices.ContainsFunc(tests, func(p point.Point) bool { return p.Model != tests[0].Model })
+	varying := point.Varying(tests)
 	out := map[point.Key]string{}
 	for i, p := range tests {
 		label := fmt.Sprintf("%d/%d", i+1, len(tests))
 		if models {
 			label += " " + cmp.Or(p.ModelID, filepath.Base(p.Model))
 		}
-		for _, s := range strings.Split(p.Key().String(), "|")[1:] {
-			k, _, _ := strings.Cut(s, "=")
-			if k != "p" && k != "n" && k != "d" && k != "np" && varies(k) {
-				label += " " + s
-			}
+		if varying[i] != "" {
+			label += " " + varying[i]
 		}
 		out[p.Key()] = label + " " + p.TestName()
 	}

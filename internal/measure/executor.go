@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -193,6 +194,14 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 		e.digest, _ = plan.ModelDigest(p.Model, e.Env.CacheDir)
 		ph.LoadMs += ms(time.Since(t0))
 	}
+	// A test whose threads outnumber the cores (oversubscribed) runs on
+	// a budget, without warm-ups: each of its steps waits for the OS to
+	// give every thread a core, and one decode step can take seconds.
+	var budget time.Duration
+	if dev, ok := e.Env.WorkingDevice(p); ok && dev.Type == "cpu" && p.Threads > runtime.NumCPU() {
+		budget = oversubBudget
+	}
+	warm := !p.NoWarmup && budget == 0
 	fresh := false
 	if e.sess == nil || e.sess.key != p.ContextKey() || e.sess.opts.NCtx < p.NCtx() {
 		fresh = true
@@ -204,7 +213,7 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 		}
 		e.sess = s
 		ph.LoadMs += ms(time.Since(t0))
-		if !p.NoWarmup {
+		if warm {
 			t0 = time.Now()
 			if e.Progress != nil {
 				e.Progress(p, "warm-up")
@@ -218,6 +227,7 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 	}
 	s := e.sess
 	s.stop = e.Stop
+	s.budget = budget
 	s.progress = nil
 	if e.Progress != nil {
 		s.progress = func(what string) { e.Progress(p, what) }
@@ -237,7 +247,7 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 	if ph.DepthMs > 0.5 {
 		tel.Depth = e.window(t0, time.Now())
 	}
-	if !p.NoWarmup && !fresh {
+	if warm && !fresh {
 		// Each test warms up, as llama-bench's do: the test before it
 		// (its steps observed, its kernels timed) left other data in the
 		// caches and the pool's threads asleep.
@@ -266,7 +276,11 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 		return nil, wrapTimeout(err, p)
 	}
 	ph.MeasureMs = ms(time.Since(t0))
-	if (p.Kernels || e.model.Meta.NExpert > 0) && !p.Combined {
+	switch {
+	case s.budget > 0 && p.Kernels:
+		// Its kernels alone would wait for cores as its steps did.
+		rec.KernelsNote = fmt.Sprintf("not split: %d threads on %d cores", p.Threads, runtime.NumCPU())
+	case (p.Kernels || e.model.Meta.NExpert > 0) && !p.Combined:
 		// Outside the timed region; a failure costs the decomposition
 		// or the experts' count, not the measurement.
 		t0 = time.Now()

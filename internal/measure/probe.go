@@ -12,14 +12,34 @@ import (
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/host"
 	"github.com/tokbench/tokbench/internal/halt"
+	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/stats"
 )
 
-// Probe measures device dev (one of engine.Devices()) with the
-// given weight types, reps times each, keeping medians.
-func Probe(dev gpu.Device, class string, threads int, types []string, reps int, log func(string)) (*roofline.Probe, error) {
+// probeOptions say what a probe measures, and how long.
+type probeOptions struct {
+	types     []string // the weight types whose products are timed
+	reps      int      // each figure's repetitions (their median)
+	bandwidth bool     // the bandwidths too, not the types' products alone
+	budget    time.Duration
+}
+
+// A full probe (tokbench probe) measures each figure three times, for up
+// to a second each; a first run's quick one once, for a tenth of that
+// (its fastest of a few runs), so a first run costs about its own tests.
+func fullProbe(types []string, reps int) probeOptions {
+	return probeOptions{types: types, reps: reps, bandwidth: true, budget: time.Second}
+}
+
+func quickProbe(types []string, bandwidth bool) probeOptions {
+	return probeOptions{types: types, reps: 1, bandwidth: bandwidth, budget: 100 * time.Millisecond}
+}
+
+// probe measures device dev (one of engine.Devices()) as o says, keeping
+// each figure's median.
+func probe(dev gpu.Device, class string, threads int, o probeOptions, log func(string)) (*roofline.Probe, error) {
 	// Its C loops cannot stop in order, and nothing is measured yet: a
 	// signal ends the process at once (halt).
 	defer halt.AtOnce()()
@@ -31,7 +51,7 @@ func Probe(dev gpu.Device, class string, threads int, types []string, reps int, 
 		// it is no faster than a CPU (a software device such as mesa's
 		// llvmpipe, for tests): then a CPU's sizes, or the probe would
 		// take an hour.
-		s, err := engine.ProbeMatMul(dev.Index, threads, "f16", 2048, 512, 2048, 1)
+		s, err := engine.ProbeMatMul(dev.Index, threads, "f16", 2048, 512, 2048, 1, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -53,49 +73,20 @@ func Probe(dev gpu.Device, class string, threads int, types []string, reps int, 
 			log("the machine was busy: " + p.Busy + "; these ceilings may be low (the next run on a quiet machine probes again)")
 		}
 	}()
-	for r := 0; r < reps; r++ {
-		s, err := budgeted(iters, func(n int) (float64, error) { return engine.ProbeCopy(dev.Index, threads, copyBytes, n) })
-		if err != nil {
+	if o.bandwidth {
+		if err := probeBandwidth(p, dev.Index, threads, copyBytes, iters, o, !gpu, log); err != nil {
 			return nil, err
 		}
-		p.BWRuns = append(p.BWRuns, 2*float64(copyBytes)/s/1e9)
 	}
-	p.BWGBs = stats.Median(p.BWRuns)
-	log(fmt.Sprintf("memory bandwidth: %.1f GB/s (copy of %d MiB)", p.BWGBs, copyBytes>>20))
-	// Reading alone: an F32 matrix of copyBytes times a vector.
-	var reads []float64
-	rk := int64(4096)
-	rm := copyBytes / 4 / rk
-	for r := 0; r < reps; r++ {
-		s, err := budgeted(iters, func(n int) (float64, error) { return engine.ProbeMatMul(dev.Index, threads, "f32", rm, 1, rk, n) })
-		if err != nil {
-			return nil, err
-		}
-		reads = append(reads, float64(rm*rk*4)/s/1e9)
-	}
-	p.ReadBWGBs = stats.Median(reads)
-	log(fmt.Sprintf("read bandwidth: %.1f GB/s (f32 matrix-vector product over %d MiB)", p.ReadBWGBs, copyBytes>>20))
-	if !gpu {
-		curve, err := readCurve(dev.Index, threads, copyBytes, p.ReadBWGBs)
-		if err != nil {
-			return nil, err
-		}
-		p.ReadCurve = curve
-		var b strings.Builder
-		for _, c := range curve {
-			fmt.Fprintf(&b, " %d MiB %.0f,", c.Bytes>>20, c.GBs)
-		}
-		log(fmt.Sprintf("read bandwidth by working set (GB/s):%s", strings.TrimSuffix(b.String(), ",")))
-	}
-	for _, t := range types {
+	for _, t := range o.types {
 		var gemm, gemv []float64
-		for r := 0; r < reps; r++ {
-			s, err := budgeted(gemmIters, func(n int) (float64, error) { return engine.ProbeMatMul(dev.Index, threads, t, m, 512, k, n) })
+		for r := 0; r < o.reps; r++ {
+			s, err := engine.ProbeMatMul(dev.Index, threads, t, m, 512, k, gemmIters, o.budget)
 			if err != nil {
 				return nil, err
 			}
 			gemm = append(gemm, 2*float64(m*512*k)/s/1e9)
-			s, err = budgeted(gemvIters, func(n int) (float64, error) { return engine.ProbeMatMul(dev.Index, threads, t, m, 1, k, n) })
+			s, err = engine.ProbeMatMul(dev.Index, threads, t, m, 1, k, gemvIters, o.budget)
 			if err != nil {
 				return nil, err
 			}
@@ -107,6 +98,46 @@ func Probe(dev gpu.Device, class string, threads int, types []string, reps int, 
 	return p, nil
 }
 
+// probeBandwidth measures a device's copy and read bandwidth into p,
+// and on a CPU (curve) its read bandwidth by working set.
+func probeBandwidth(p *roofline.Probe, dev, threads int, copyBytes int64, iters int, o probeOptions, curve bool, log func(string)) error {
+	for r := 0; r < o.reps; r++ {
+		s, err := engine.ProbeCopy(dev, threads, copyBytes, iters, o.budget)
+		if err != nil {
+			return err
+		}
+		p.BWRuns = append(p.BWRuns, 2*float64(copyBytes)/s/1e9)
+	}
+	p.BWGBs = stats.Median(p.BWRuns)
+	log(fmt.Sprintf("memory bandwidth: %.1f GB/s (copy of %d MiB)", p.BWGBs, copyBytes>>20))
+	// Reading alone: an F32 matrix of copyBytes times a vector.
+	var reads []float64
+	rk := int64(4096)
+	rm := copyBytes / 4 / rk
+	for r := 0; r < o.reps; r++ {
+		s, err := engine.ProbeMatMul(dev, threads, "f32", rm, 1, rk, iters, o.budget)
+		if err != nil {
+			return err
+		}
+		reads = append(reads, float64(rm*rk*4)/s/1e9)
+	}
+	p.ReadBWGBs = stats.Median(reads)
+	log(fmt.Sprintf("read bandwidth: %.1f GB/s (f32 matrix-vector product over %d MiB)", p.ReadBWGBs, copyBytes>>20))
+	if curve {
+		sets, err := readCurve(dev, threads, copyBytes, p.ReadBWGBs, o.budget)
+		if err != nil {
+			return err
+		}
+		p.ReadCurve = sets
+		var b strings.Builder
+		for _, c := range sets {
+			fmt.Fprintf(&b, " %d MiB %.0f,", c.Bytes>>20, c.GBs)
+		}
+		log(fmt.Sprintf("read bandwidth by working set (GB/s):%s", strings.TrimSuffix(b.String(), ",")))
+	}
+	return nil
+}
+
 // curveSets are the working sets of the read curve: from what a core's
 // caches hold to past any last-level cache. A CPU's reported cache sizes
 // are no guide (a VM is told of a whole socket's L3, and may reach a slice
@@ -116,12 +147,12 @@ var curveSets = []int64{4 << 20, 16 << 20, 64 << 20, 1 << 30}
 // readCurve times the probe's read (an F32 matrix-vector product, again
 // and again over the same matrix) over each working set, plus the one
 // already measured (at, gbs), smallest first.
-func readCurve(dev, threads int, at int64, gbs float64) ([]roofline.WorkingSetBW, error) {
+func readCurve(dev, threads int, at int64, gbs float64, budget time.Duration) ([]roofline.WorkingSetBW, error) {
 	const k = 4096
 	var out []roofline.WorkingSetBW
 	for _, ws := range curveSets {
 		m := ws / 4 / k
-		s, err := budgeted(1000, func(n int) (float64, error) { return engine.ProbeMatMul(dev, threads, "f32", m, 1, k, n) })
+		s, err := engine.ProbeMatMul(dev, threads, "f32", m, 1, k, 1000, budget)
 		if err != nil {
 			return nil, err
 		}
@@ -132,29 +163,16 @@ func readCurve(dev, threads int, at int64, gbs float64) ([]roofline.WorkingSetBW
 	return out, nil
 }
 
-// probeBudget is about how long one measurement of the probe may take.
-const probeBudget = time.Second
-
-// budgeted runs a measurement (seconds per iteration of n) once with one
-// iteration to learn its cost, then with as many as fit in probeBudget, at
-// most most: a slow device (a software GPU, a small CPU) is probed in
-// bounded time, a fast one as precisely as before.
-func budgeted(most int, run func(n int) (float64, error)) (float64, error) {
-	s, err := run(1)
-	if err != nil || most <= 1 || s <= 0 {
-		return s, err
-	}
-	n := min(most, int(probeBudget.Seconds()/s))
-	if n <= 1 {
-		return s, nil
-	}
-	return run(n)
-}
-
 // ProbeDevice probes device idx of env (-1: the first GPU, else the CPU)
 // with threads and the weight types, and stores the result in dir under
 // the device's hardware class: the class a record of it gets.
 func ProbeDevice(env Env, idx, threads int, types []string, reps int, dir string, log func(string)) (*roofline.Probe, string, error) {
+	return probeDevice(env, idx, threads, fullProbe(types, reps), dir, log)
+}
+
+// probeDevice is ProbeDevice; without bandwidth, it times the types'
+// products alone, beside a probe's other figures.
+func probeDevice(env Env, idx, threads int, o probeOptions, dir string, log func(string)) (*roofline.Probe, string, error) {
 	if idx < 0 {
 		idx = 0
 		if g := engine.GPUs(); len(g) > 0 {
@@ -164,11 +182,11 @@ func ProbeDevice(env Env, idx, threads int, types []string, reps int, dir string
 	if idx >= len(env.Devices) {
 		return nil, "", point.Inputf("--device %d: there are %d devices (tokbench devices lists them)", idx, len(env.Devices))
 	}
-	if reps < 1 || threads < 1 {
+	if o.reps < 1 || threads < 1 {
 		return nil, "", point.Inputf("-r and -t must be at least 1")
 	}
-	for _, t := range types {
-		if _, err := point.ParseKVType(t); err != nil && t != "q4_k" && t != "q6_k" && t != "q5_k" {
+	for _, t := range o.types {
+		if !probeable(t) {
 			return nil, "", point.Inputf("--types: %q: use f16, bf16, f32, q8_0, q5_0, q5_1, q4_0, q4_1, iq4_nl, q4_k, q5_k, q6_k", t)
 		}
 	}
@@ -179,17 +197,53 @@ func ProbeDevice(env Env, idx, threads int, types []string, reps int, dir string
 	}
 	class := env.Device(on).Class
 	log(fmt.Sprintf("probing %s (%s), class %s", d.Description, d.Backend, class))
-	p, err := Probe(d, class, threads, types, reps, func(s string) { log("  " + s) })
+	p, err := probe(d, class, threads, o, func(s string) { log("  " + s) })
 	if err != nil {
 		return nil, "", err
 	}
-	// A busy probe keeps the better figures of the one it replaces.
-	if p.Busy != "" {
-		old, _ := roofline.LoadProbe(dir, class)
-		p.Merge(old)
+	// A busy probe keeps the better figures of the one it replaces; a
+	// probe of some types keeps the others' figures (and, timing the
+	// types alone, the bandwidth).
+	if old, _ := roofline.LoadProbe(dir, roofline.ProbeName(class, threads)); old != nil {
+		if !o.bandwidth {
+			p.BWGBs, p.BWRuns, p.ReadBWGBs, p.ReadCurve, p.Busy = old.BWGBs, old.BWRuns, old.ReadBWGBs, old.ReadCurve, cmp.Or(p.Busy, old.Busy)
+		}
+		if p.Busy != "" {
+			p.Merge(old)
+		}
+		for t, m := range old.MatMul {
+			if _, ok := p.MatMul[t]; !ok {
+				p.MatMul[t] = m
+			}
+		}
 	}
 	path, err := p.Save(dir)
 	return p, path, err
+}
+
+// probeable says whether the probe can time products of weight type t.
+func probeable(t string) bool {
+	_, err := point.ParseKVType(t)
+	return err == nil || t == "q4_k" || t == "q6_k" || t == "q5_k"
+}
+
+// ProbeTypes are the weight types a run's models need ceilings of: f16
+// (the compute ceiling a CPU is judged by) and each model's main type,
+// the one most of its weights are in.
+func ProbeTypes(models []plan.File) []string {
+	types := []string{"f16"}
+	for _, f := range models {
+		main, most := "", int64(0)
+		for t, b := range f.TensorBytes {
+			if t = strings.ToLower(t); probeable(t) && b > most {
+				main, most = t, b
+			}
+		}
+		if main != "" && !slices.Contains(types, main) {
+			types = append(types, main)
+		}
+	}
+	return types
 }
 
 // quietFor is how long EnsureProbe watches the machine before probing
@@ -205,17 +259,29 @@ func machineQuiet() bool {
 }
 
 // EnsureProbe probes, once, the device a point runs on when its hardware
-// class has no probe in dir yet (a few seconds on a CPU), so that the
-// point's roofline has ceilings; log says so. Nothing when one exists.
-func EnsureProbe(env Env, p point.Point, dir string, log func(string)) error {
-	class := env.Device(p).Class
-	old, err := roofline.LoadProbe(dir, class)
-	doubt := ""
+// class has no probe in dir at the point's threads yet, or one without
+// some of types (the run's: ProbeTypes), so that the point's roofline has
+// ceilings; log says so. A first probe is quick (one repetition, the
+// types the run needs: a few seconds on a CPU, not a run's worth);
+// tokbench probe measures all of it three times. Nothing when the probe
+// holds what the run needs.
+func EnsureProbe(env Env, p point.Point, types []string, dir string, log func(string)) error {
+	d := env.Device(p)
+	name := d.ProbeName()
+	old, err := roofline.LoadProbe(dir, name)
+	var missing []string
 	if old != nil {
+		for _, t := range types {
+			if _, ok := old.MatMul[t]; !ok {
+				missing = append(missing, t)
+			}
+		}
 		// A probe taken on a busy machine is taken again once the
 		// machine is quiet: one bad minute must not set every later
 		// verdict.
-		if doubt = old.Busy; doubt == "" || !machineQuiet() {
+		if old.Busy != "" && machineQuiet() {
+			missing = nil
+		} else if len(missing) == 0 {
 			return nil
 		}
 	}
@@ -228,27 +294,32 @@ func EnsureProbe(env Env, p point.Point, dir string, log func(string)) error {
 	if cores := runtime.NumCPU(); dev.Type == "cpu" && p.Threads > cores {
 		q := p
 		q.Threads = cores
-		if err := EnsureProbe(env, q, dir, log); err != nil {
+		if err := EnsureProbe(env, q, types, dir, log); err != nil {
 			return err
 		}
-		base, err := roofline.LoadProbe(dir, env.Device(q).Class)
+		base, err := roofline.LoadProbe(dir, env.Device(q).ProbeName())
 		if base == nil {
 			return err
 		}
 		at := *base
-		at.Class, at.Threads = class, p.Threads
+		at.Class, at.Threads = d.Class, p.Threads
 		_, err = at.Save(dir)
 		return err
 	}
 	switch {
 	case err != nil:
 		// A damaged probe is made again, not trusted.
-		log(fmt.Sprintf("%v; probing %s again", err, class))
-	case doubt != "":
-		log(fmt.Sprintf("the ceilings of %s were probed while %s: the machine is quiet now, probing it again", class, doubt))
+		log(fmt.Sprintf("%v; probing %s again", err, name))
+	case len(missing) > 0:
+		// Only the types the probe lacks: the rest stand.
+		log(fmt.Sprintf("no %s ceilings known for %s yet: probing them once (cached)", strings.Join(missing, ", "), name))
+		_, _, err = probeDevice(env, dev.Index, p.Threads, quickProbe(missing, false), dir, log)
+		return err
+	case old != nil:
+		log(fmt.Sprintf("the ceilings of %s were probed while %s: the machine is quiet now, probing it again", name, old.Busy))
 	default:
-		log(fmt.Sprintf("no ceilings known for %s yet: probing it once (cached; tokbench probe measures it again, --no-probe skips this)", class))
+		log(fmt.Sprintf("no ceilings known for %s yet: a quick probe, once (cached; tokbench probe measures it three times, --no-probe skips this)", name))
 	}
-	_, _, err = ProbeDevice(env, dev.Index, p.Threads, []string{"f16", "q8_0", "q4_0"}, 3, dir, log)
+	_, _, err = probeDevice(env, dev.Index, p.Threads, quickProbe(types, true), dir, log)
 	return err
 }

@@ -32,7 +32,7 @@ func TestRooflineOnAKnownModel(t *testing.T) {
 		t.Errorf("KV bytes per token %d, want %d", r.KVBytesPerToken, layers*(kv*2+kv*2))
 	}
 	dir := t.TempDir()
-	probe := &roofline.Probe{Class: r.Class(), BWGBs: 10, MatMul: map[string]roofline.MatMul{"f16": {GEMM: 100}}}
+	probe := &roofline.Probe{Class: r.Class(), Threads: r.NThreads, BWGBs: 10, MatMul: map[string]roofline.MatMul{"f16": {GEMM: 100}}}
 	if _, err := probe.Save(dir); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package measure
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"time"
 
@@ -24,7 +25,17 @@ type session struct {
 	reps  [][2]time.Time // start and end of each timed repetition of the last test
 	// progress, if set, is told of each repetition as it starts.
 	progress func(what string)
+	// budget, when set, bounds a test's timed work: its threads outnumber
+	// the cores (oversubscribed), where a step waits for the OS to give
+	// every thread a core at each of its barriers and a decode can take
+	// seconds a token. The test stops at the budget (after one
+	// repetition, or one decode step), and its record says so.
+	budget time.Duration
 }
+
+// oversubBudget is the budget of an oversubscribed test: enough steps for
+// a rate that shows the oversubscription (its point), not a precise one.
+const oversubBudget = time.Second
 
 func (s *session) tell(what string) {
 	if s.progress != nil {
@@ -195,7 +206,7 @@ func (s *session) timed(p point.Point, rep func(r int) error) (*record.Record, [
 	ns := make([]float64, 0, p.MaxReps)
 	s.reps = s.reps[:0]
 	reps := s.repetitions(p, p.Parallel*testTokens(p))
-	for r := 0; !reps.enough(ns); r++ {
+	for r := 0; !reps.enough(ns) && !reps.spent(len(ns), 0); r++ {
 		if err := s.beginRep(p, r); err != nil {
 			return nil, nil, err
 		}
@@ -221,7 +232,7 @@ func (s *session) generate(p point.Point, smp *engine.SamplerSet, sampling strin
 	ends := make([]int64, p.NGen+1)
 	s.reps = s.reps[:0]
 	reps := s.repetitions(p, p.Parallel*p.NGen)
-	for r := 0; !reps.enough(ns); r++ {
+	for r := 0; !reps.enough(ns) && !reps.spent(len(ns), 0); r++ {
 		if err := s.beginRep(p, r); err != nil {
 			return nil, err
 		}
@@ -231,21 +242,47 @@ func (s *session) generate(p point.Point, smp *engine.SamplerSet, sampling strin
 		}
 		s.depth = -1
 		t0 := time.Now()
-		if done, err := s.c.Generate(p.Parallel, p.NDepth, p.NGen, smp, ends); err != nil {
-			return nil, fmt.Errorf("tg%d repetition %d step %d: %w", p.NGen, r+1, done+1, err)
+		n, err := s.decode(p, smp, ends, reps)
+		if err != nil {
+			return nil, fmt.Errorf("tg%d repetition %d step %d: %w", p.NGen, r+1, n+1, err)
 		}
-		for i := 1; i <= p.NGen; i++ {
+		for i := 1; i <= n; i++ {
 			steps = append(steps, float64(ends[i]-ends[i-1]))
 		}
-		ns = append(ns, float64(ends[p.NGen]-ends[0]))
-		s.reps = append(s.reps, [2]time.Time{t0, t0.Add(time.Duration(ends[p.NGen] - ends[0]))})
-		s.depth = p.NDepth + p.NGen
+		// A repetition cut at the budget stands for the whole at its
+		// rate: its time is scaled to n_gen steps.
+		ns = append(ns, float64(ends[n]-ends[0])*float64(p.NGen)/float64(n))
+		s.reps = append(s.reps, [2]time.Time{t0, t0.Add(time.Duration(ends[n] - ends[0]))})
+		s.depth = p.NDepth + n
 	}
 	rec := reps.figures(ns)
 	rec.Sampling = sampling
 	rec.ITL = stats.Latencies(steps)
 	rec.DriftPct = drift(steps)
 	return rec, nil
+}
+
+// decode runs one repetition's n_gen steps, and returns how many ran: all
+// of them, or under a budget those that ran before it was spent (at
+// least one), a step at a time.
+func (s *session) decode(p point.Point, smp *engine.SamplerSet, ends []int64, reps *repetitions) (int, error) {
+	if s.budget == 0 {
+		return s.c.Generate(p.Parallel, p.NDepth, p.NGen, smp, ends)
+	}
+	var one [2]int64
+	for n := 0; n < p.NGen; n++ {
+		if reps.spent(0, n) {
+			return n, nil
+		}
+		if _, err := s.c.Generate(p.Parallel, p.NDepth+n, 1, smp, one[:]); err != nil {
+			return n, err
+		}
+		if n == 0 {
+			ends[0] = one[0]
+		}
+		ends[n+1] = one[1]
+	}
+	return p.NGen, nil
 }
 
 // promptGen is the pp+tg test (-pg): the prompt, then the generation,
@@ -286,10 +323,23 @@ type repetitions struct {
 	start  time.Time
 	met    bool
 	cpu    host.CPUCounters // the machine's counters as the test began
+	budget time.Duration    // the session's (0: none)
+	cut    bool             // the budget ended the test early
 }
 
 func (s *session) repetitions(p point.Point, tokens int) *repetitions {
-	return &repetitions{p: p, tokens: tokens, start: time.Now(), cpu: host.ReadCPUCounters("/", "self")}
+	return &repetitions{p: p, tokens: tokens, start: time.Now(), cpu: host.ReadCPUCounters("/", "self"), budget: s.budget}
+}
+
+// spent says whether the budget is spent, with reps repetitions and
+// steps decode steps of the current one done: never before the first
+// of either.
+func (r *repetitions) spent(reps, steps int) bool {
+	if r.budget == 0 || reps+steps == 0 || time.Since(r.start) < r.budget {
+		return false
+	}
+	r.cut = true
+	return true
 }
 
 // enough is asked before each repetition, with the durations so far.
@@ -310,6 +360,10 @@ func (r *repetitions) enough(ns []float64) bool {
 func (r *repetitions) mark(rec *record.Record, ns []float64, out []int) {
 	noise := host.NoiseBetween(r.cpu, host.ReadCPUCounters("/", "self"))
 	noise.Outliers, noise.OutliersDropped = out, r.p.DropOutliers && len(out) > 0
+	if r.cut {
+		noise.Warnings = append(noise.Warnings, fmt.Sprintf("cut at %s, no warm-up: threads past this machine's %d cores wait for a core at every step; "+
+			"the rate is that of the repetitions and steps done, and shows the oversubscription, not the machine", r.budget, runtime.NumCPU()))
+	}
 	if len(noise.Outliers) > 0 {
 		noise.Warnings = append(noise.Warnings, fmt.Sprintf("%d of %d repetitions lie beyond 3 robust sigmas of the median (%v)%s",
 			len(noise.Outliers), len(ns), noise.Outliers, map[bool]string{true: ": left out (--drop-outliers)", false: ": kept; --drop-outliers leaves them out"}[r.p.DropOutliers]))

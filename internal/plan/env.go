@@ -102,11 +102,11 @@ func appendNew(xs []string, s string) []string {
 // Device is what p runs on, for choosing its ceilings.
 func (env Env) Device(p point.Point) roofline.Device {
 	_, backend, gpus := env.backends(p.NGPULayers)
-	d := roofline.Device{Backend: backend, GPU: gpus}
+	d := roofline.Device{Backend: backend, GPU: gpus, Threads: p.Threads}
 	if len(env.GPUs) > 0 {
 		d.NVML = &env.GPUs[0]
 	}
-	d.Class = gpu.ClassOf(backend, gpus, d.NVML, env.Host.CPUModel, p.Threads)
+	d.Class = gpu.ClassOf(backend, gpus, d.NVML, env.Host.CPUModel)
 	return d
 }
 

@@ -108,6 +108,8 @@ type Share struct {
 type TestEstimate struct {
 	Model      string            `json:"model"`
 	Test       string            `json:"test"`
+	Settings   string            `json:"settings,omitempty"` // those that vary among the tests ("t=2 b=128")
+	Threads    int               `json:"n_threads"`
 	NGPULayers int               `json:"n_gpu_layers"`
 	NCPUMoE    int               `json:"n_cpu_moe"`
 	Memory     Memory            `json:"memory"`
