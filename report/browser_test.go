@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"html"
 	"image"
 	"image/png"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -148,6 +150,13 @@ func TestChartsInHeadlessChromium(t *testing.T) {
 	dir := t.TempDir()
 	recs, blocks := qualityFixture()
 	all := append(append(allCharts(sweepRecords(), nil, nil), loadCharts(loadLines())...), qualityCharts(Tradeoffs(recs, blocks))...)
+	// A legend of long names: wrapped whole, never cut mid-word.
+	long := []series{{name: "kernels slower in the step than alone (caches, synchronisation)", xs: []float64{1, 2}, ys: []float64{1, 2}},
+		{name: strings.Repeat("a long name of many words ", 8), xs: []float64{1, 2}, ys: []float64{2, 1}}}
+	all = append(all, chart{title: "long legend", svg: func(standalone bool) string { return lineChart("long legend", "x", "y", long, standalone) }})
+	for _, c := range all {
+		checkLegend(t, c.title, c.svg(false))
+	}
 	const tileH = chartH + 10
 	var b strings.Builder
 	b.WriteString(`<!DOCTYPE html><html><head><meta charset="utf-8"/><style>body{margin:0}div{position:absolute;left:0;width:760px;height:320px}</style></head><body>`)
@@ -168,6 +177,10 @@ func TestChartsInHeadlessChromium(t *testing.T) {
 		}
 		if drawn < 20 || ink < 200 || text < 50 {
 			t.Errorf("chart %d %q did not render: %d series pixels, %d inked in the plot, %d in the title", i+1, c.title, drawn, ink, text)
+		}
+		// Text that reaches the chart's right edge is cut there.
+		if _, edge := inks(img, image.Rect(chartW-3, i*tileH+padT, chartW, i*tileH+chartH-padB)); edge > 0 {
+			t.Errorf("chart %d %q: %d pixels inked at its right edge: a legend runs past it", i+1, c.title, edge)
 		}
 	}
 
@@ -198,5 +211,38 @@ func TestChartsInHeadlessChromium(t *testing.T) {
 	screenshot(t, chromium, leaky, 200, 100, tr)
 	if got := tr.fetched(); len(got) != 1 || got[0] != "tokbench.invalid" {
 		t.Errorf("the trap saw %v, want the leaky page's tokbench.invalid", got)
+	}
+}
+
+var legendRe = regexp.MustCompile(`<g><title>([^<]*)</title><rect[^>]*/><text[^>]*>(.*?)</text></g>`)
+
+// checkLegend fails when a legend's visible text is not its name whole,
+// or its start up to a whole word and "…", or a line is too long to fit.
+func checkLegend(t *testing.T, title, svg string) {
+	t.Helper()
+	for _, m := range legendRe.FindAllStringSubmatch(svg, -1) {
+		name := html.UnescapeString(m[1])
+		lines := regexp.MustCompile(`<tspan[^>]*>([^<]*)</tspan>`).FindAllStringSubmatch(m[2], -1)
+		var shown []string
+		for _, l := range lines {
+			shown = append(shown, html.UnescapeString(l[1]))
+		}
+		if len(lines) == 0 {
+			shown = []string{html.UnescapeString(m[2])}
+		}
+		for _, l := range shown {
+			if len([]rune(l)) > legendChars {
+				t.Errorf("%s: a legend line of %d characters: %q", title, len([]rune(l)), l)
+			}
+		}
+		vis := strings.Join(shown, " ")
+		start, cut := strings.CutSuffix(vis, "…")
+		norm := strings.Join(strings.Fields(name), " ")
+		switch {
+		case !cut && vis != norm:
+			t.Errorf("%s: legend %q shows %q", title, name, vis)
+		case cut && (!strings.HasPrefix(norm, start) || !strings.HasPrefix(norm[len(start):], " ")):
+			t.Errorf("%s: legend %q cut mid-word: %q", title, name, vis)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/tokbench/tokbench/record"
@@ -88,6 +89,7 @@ func rooflineChart(recs []record.Record) (chart, bool) {
 		x, y  float64
 		big   bool
 		label string
+		short string // shown beside a record's point: its test
 	}
 	var pts []pt
 	var bw, peak float64
@@ -100,11 +102,11 @@ func rooflineChart(recs []record.Record) (chart, bool) {
 		if bw == 0 {
 			bw, peak = a.PeakBWGBs, 1000*a.PeakTFLOPS
 		}
-		pts = append(pts, pt{a.FlopsPerStep / a.BytesPerStep, 1000 * a.AchievedTFLOPS, true, label(r) + " " + r.Test + ": " + a.Verdict})
+		pts = append(pts, pt{a.FlopsPerStep / a.BytesPerStep, 1000 * a.AchievedTFLOPS, true, label(r) + " " + r.Test + ": " + a.Verdict, r.Test})
 		if d := a.Decomp; d != nil {
 			for _, k := range r.Kernels {
 				if k.Ms >= 0.05*d.StepMs && k.Bytes > 0 && k.Flops > 0 {
-					pts = append(pts, pt{k.Flops / k.Bytes, k.Flops / (k.Ms / 1000) / 1e9, false, label(r) + " " + r.Test + ": " + k.Name})
+					pts = append(pts, pt{k.Flops / k.Bytes, k.Flops / (k.Ms / 1000) / 1e9, false, label(r) + " " + r.Test + ": " + k.Name, ""})
 				}
 			}
 		}
@@ -133,17 +135,26 @@ func rooflineChart(recs []record.Record) (chart, bool) {
 		start := math.Max(lx0, ly0-math.Log10(bw)) // where the slope enters the frame
 		fmt.Fprintf(&f.b, `<polyline fill="none" stroke="black" stroke-width="2" points="%.1f,%.1f %.1f,%.1f %.1f,%.1f"><title>%.0f GB/s, %.0f GFLOP/s</title></polyline>`,
 			f.px(start), f.py(math.Log10(bw)+start), f.px(ridge), f.py(math.Log10(peak)), f.px(lx1), f.py(math.Log10(peak)), bw, peak)
+		// The roof's values, on it: the bandwidth on the slope, the
+		// peak on the flat.
+		fmt.Fprintf(&f.b, `<text x="%.1f" y="%.1f" font-size="10">%.0f GB/s</text>`, f.px(start)+4, f.py(math.Log10(bw)+start)-6, bw)
+		fmt.Fprintf(&f.b, `<text x="%.1f" y="%.1f" font-size="10" text-anchor="end">%.0f GFLOP/s</text>`, f.px(lx1)-4, f.py(math.Log10(peak))-5, peak)
+		var placed [][2]float64 // labels drawn: one that would overlap another is left to the hover
 		for _, p := range pts {
 			r, c := 2.5, palette[7]
 			if p.big {
 				r, c = 4.5, palette[0]
 			}
+			x, y := f.px(math.Log10(p.x)), f.py(math.Log10(p.y))
 			fmt.Fprintf(&f.b, `<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>%s: %.3g FLOP/B, %.3g GFLOP/s</title></circle>`,
-				f.px(math.Log10(p.x)), f.py(math.Log10(p.y)), r, c, esc(p.label), p.x, p.y)
+				x, y, r, c, esc(p.label), p.x, p.y)
+			if p.short != "" && !slices.ContainsFunc(placed, func(q [2]float64) bool { return math.Abs(q[0]-x) < 40 && math.Abs(q[1]-y) < 11 }) {
+				placed = append(placed, [2]float64{x, y})
+				fmt.Fprintf(&f.b, `<text x="%.1f" y="%.1f" font-size="10">%s</text>`, x+6, y-6, esc(p.short))
+			}
 		}
 		f.legend(0, "records")
-		fmt.Fprintf(&f.b, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">kernels (&gt;= 5%% of a step)</text>`,
-			chartW-padR+8, padT+14, palette[7], chartW-padR+22, padT+23)
+		f.legend(7, "kernels (>= 5% of a step)")
 		return f.end()
 	}
 	return chart{title, svg}, true

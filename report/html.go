@@ -230,23 +230,32 @@ func charts(recs []record.Record) []chart {
 		{"mem_util", "GPU memory-controller utilisation per repetition", "%"},
 		{"cpu_pct", "Host CPU use per repetition (% of one core)", "%"},
 	} {
-		var s series
-		s.name = m.title
+		// One series per test (pp512, tg128): a prefill's use and a
+		// decode's differ, and one line through both means neither.
+		var ss []series
+		index := map[string]int{}
+		n := 0
 		for i := range recs {
 			if tel := recs[i].Telemetry; tel != nil {
 				for _, w := range tel.Reps {
 					for _, d := range w.Devices {
 						if st, ok := d.Metrics[m.metric]; ok && (d.Dev >= 0) == (m.metric != "cpu_pct") {
-							s.xs, s.ys = append(s.xs, float64(len(s.xs)+1)), append(s.ys, st.Mean)
+							j, seen := index[recs[i].Test]
+							if !seen {
+								j, index[recs[i].Test] = len(ss), len(ss)
+								ss = append(ss, series{name: recs[i].Test})
+							}
+							n++
+							ss[j].xs, ss[j].ys = append(ss[j].xs, float64(len(ss[j].xs)+1)), append(ss[j].ys, st.Mean)
 						}
 					}
 				}
 			}
 		}
-		if len(s.xs) >= 2 {
+		if n >= 2 {
 			title, unit := m.title, m.unit
 			out = append(out, chart{title, func(sa bool) string {
-				return lineChart(title, "repetition (in the order measured)", unit, []series{s}, sa)
+				return lineChart(title, "repetition of the test (in the order measured)", unit, ss, sa)
 			}})
 		}
 	}

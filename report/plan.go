@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -81,7 +82,7 @@ func WriteEstimates(w io.Writer, format string, rows []plan.TestEstimate) error 
 	var peaks []string
 	for _, r := range rows {
 		m, a := r.Memory, r.Roofline
-		cells := []string{r.Model}
+		cells := []string{filepath.Base(r.Model)} // a file by its name: its folder is in -o json
 		if settings {
 			cells = append(cells, cmp.Or(r.Settings, "-"))
 		}

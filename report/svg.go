@@ -67,6 +67,7 @@ type frame struct {
 	y0, y1     float64
 	standalone bool
 	xaxis      func(float64) float64 // data to axis units; nil: identity
+	legendRows int                   // lines the legend's names take so far
 }
 
 func newFrame(title, xlabel, ylabel string, x0, x1, y0, y1 float64, standalone bool) *frame {
@@ -116,19 +117,44 @@ func (f *frame) py(y float64) float64 {
 	return float64(chartH-padB) - (y-f.y0)/(f.y1-f.y0)*float64(chartH-padT-padB)
 }
 
-// legendChars is about how many characters of 11px text fit beside the plot.
-const legendChars = 34
+// legendChars is about how many characters of 11px text fit beside the
+// plot on one line; legendLines how many lines one name may take.
+const (
+	legendChars = 34
+	legendLines = 3
+)
 
-// legend names series i; a name too long for the space keeps its start
-// and end, and the whole of it shows on hover.
+// legend names series i, its name wrapped at words over up to
+// legendLines lines below the names before it (a longer one ends in "…"
+// after a whole word, and the whole of it shows on hover); names past the
+// plot's bottom are left to the hover of their series.
 func (f *frame) legend(i int, name string) {
-	y := padT + 14*i + 8
-	shown := name
-	if r := []rune(name); len(r) > legendChars {
-		shown = string(r[:legendChars/2-1]) + "…" + string(r[len(r)-legendChars/2+1:])
+	lines := wrap(name, legendChars, "")
+	if len(lines) > legendLines {
+		lines = append(lines[:legendLines-1], strings.Join(lines[legendLines-1:], " "))
+		if last := []rune(lines[legendLines-1]); len(last) > legendChars {
+			cut := string(last[:legendChars-1])
+			if sp := strings.LastIndex(cut, " "); sp > 0 {
+				cut = cut[:sp]
+			}
+			lines[legendLines-1] = cut + "…"
+		}
 	}
-	fmt.Fprintf(&f.b, `<g><title>%s</title><rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s</text></g>`,
-		esc(name), chartW-padR+8, y-8, palette[i%len(palette)], chartW-padR+22, y+1, esc(shown))
+	y := padT + 14*f.legendRows + 8
+	if y+14*(len(lines)-1) > chartH-padB {
+		return
+	}
+	f.legendRows += len(lines)
+	fmt.Fprintf(&f.b, `<g><title>%s</title><rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">`,
+		esc(name), chartW-padR+8, y-8, palette[i%len(palette)], chartW-padR+22, y+1)
+	if len(lines) == 1 {
+		fmt.Fprintf(&f.b, `%s</text></g>`, esc(name))
+		return
+	}
+	for j, l := range lines {
+		fmt.Fprintf(&f.b, `<tspan x="%d" dy="%d">%s</tspan>`, chartW-padR+22, min(j, 1)*14, esc(l))
+	}
+	f.b.WriteString(`</text></g>`)
 }
 
 // xLabels writes the x axis's labels at the given values, leaving out any
@@ -324,6 +350,7 @@ func barChart(title, ylabel string, labels []string, vals []float64, groups []in
 	}
 	if ref > 0 {
 		fmt.Fprintf(&f.b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="black" stroke-dasharray="4 3"/>`, padL, chartW-padR, f.py(ref), f.py(ref))
+		fmt.Fprintf(&f.b, `<text x="%d" y="%.1f" font-size="10" text-anchor="end">ceiling %s</text>`, chartW-padR-4, f.py(ref)-4, fmtTick(ref))
 	}
 	barLabels(f, labels, w)
 	for i, n := range groupNames {

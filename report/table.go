@@ -422,7 +422,7 @@ func attention(w io.Writer, recs []record.Record, cols []column) error {
 		}
 	}
 	var whyOrder []string
-	named, prevModel := map[string][]string{}, map[string]string{}
+	named, prevModel, more := map[string][]string{}, map[string]string{}, map[string]int{}
 	for i := range recs {
 		r := &recs[i]
 		whys, doubt := otherAttention(r), ceilingDoubt(r)
@@ -438,9 +438,7 @@ func attention(w io.Writer, recs []record.Record, cols []column) error {
 			if doubt != "" {
 				why += "; and " + doubt // the eff column is read against it
 			}
-			if len(whys) > 1 {
-				why = fmt.Sprintf("%s (and %d more: --wide)", why, len(whys)-1)
-			}
+			more[why] += len(whys) - 1
 		}
 		name := ""
 		for _, c := range varied {
@@ -462,6 +460,9 @@ func attention(w io.Writer, recs []record.Record, cols []column) error {
 	}
 	for _, why := range whyOrder {
 		note := fmt.Sprintf("(!) %s: %s", strings.Join(named[why], ", "), why)
+		if n := more[why]; n > 0 {
+			note += fmt.Sprintf(" (and %d more: --wide)", n)
+		}
 		if _, err := fmt.Fprintln(w, strings.Join(wrap(note, noteWidth, "    "), "\n")); err != nil {
 			return err
 		}

@@ -232,7 +232,9 @@ func sweepOptions(c *cli.Context, cacheDir string, dropped int) (sweep.Options, 
 	if r := c.Int("rounds"); r < 1 || r > 100 {
 		return sweep.Options{}, nil, usagef("--rounds %d: use 1 to 100", r)
 	}
-	if _, err := telemetry.ReadGPUs(); rate > 0 && err != nil {
+	// Said as run says it: only when asked (a CPU-only machine has no
+	// NVML, and devices and doctor say so always).
+	if _, err := telemetry.ReadGPUs(); rate > 0 && err != nil && c.Bool("verbose") {
 		fmt.Fprintln(os.Stderr, err.Error()+"; sampling the host only")
 	}
 	watch, closeEvents, err := watchFromFlags(c)

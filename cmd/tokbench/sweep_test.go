@@ -35,6 +35,10 @@ func TestSweepGrid(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
+	// A machine without NVML (these) is not told so on every sweep.
+	if strings.Contains(r.stderr, "NVML unavailable") {
+		t.Errorf("a CPU sweep speaks of NVML unasked:\n%s", r.stderr)
+	}
 	recs := readResults(t, out)
 	if len(recs) != 8 {
 		t.Fatalf("%d records, want 2 types x 2 depths x 2 parallel = 8", len(recs))

@@ -1,0 +1,50 @@
+package report
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The charts say what they show without a hover: the roofline's points
+// their tests and its roof its figures, the efficiency chart its
+// ceiling's value, the per-repetition telemetry one line per test.
+func TestChartsLabelled(t *testing.T) {
+	recs := sweepRecords()
+	// A prefill beside the decodes, its roofline's figures set.
+	for i, test := range []string{"pp512", "tg128"} {
+		r := recs[i]
+		r.Test = test
+		a := *r.Roofline
+		a.BytesPerStep, a.FlopsPerStep, a.AchievedTFLOPS, a.PeakBWGBs, a.PeakTFLOPS = 4e9, 8e9*float64(1+511*(1-i)), 0.5-0.4*float64(i), 3000, 900
+		r.Roofline = &a
+		recs = append(recs, r)
+	}
+	cs := allCharts(recs, nil, nil)
+	found := map[string]bool{}
+	for _, c := range cs {
+		svg := c.svg(true)
+		switch {
+		case strings.HasPrefix(c.title, "Roofline"):
+			found["roofline"] = true
+			if !regexp.MustCompile(`font-size="10">(pp|tg)\d+</text>`).MatchString(svg) || !strings.Contains(svg, " GB/s</text>") || !strings.Contains(svg, " GFLOP/s</text>") {
+				t.Errorf("roofline without its tests or its roof's figures:\n%s", svg)
+			}
+		case strings.HasPrefix(c.title, "Efficiency"):
+			found["efficiency"] = true
+			if !strings.Contains(svg, ">ceiling 100</text>") {
+				t.Errorf("efficiency chart without its ceiling's value:\n%s", svg)
+			}
+		case strings.HasPrefix(c.title, "Host CPU use per repetition"):
+			found["cpu"] = true
+			if strings.Count(svg, "<polyline") < 2 {
+				t.Errorf("host CPU per repetition: pp and tg in one line:\n%s", svg)
+			}
+		}
+	}
+	for _, k := range []string{"roofline", "efficiency", "cpu"} {
+		if !found[k] {
+			t.Errorf("no %s chart among %d: the fixture changed", k, len(cs))
+		}
+	}
+}
