@@ -490,7 +490,7 @@ func TestRunProbesOnce(t *testing.T) {
 	cache := t.TempDir()
 	stderr, recs := run(cache)
 	a, _ := recs[0]["roofline"].(map[string]any)
-	if !strings.Contains(stderr, "probing it once") || a == nil || a["peak_source"] != "probe" || a["verdict"] == "no ceiling" {
+	if !strings.Contains(stderr, "a quick probe, once") || a == nil || a["peak_source"] != "probe" || a["verdict"] == "no ceiling" {
 		t.Errorf("first run: roofline %v\n%s", a, stderr)
 	}
 	if stderr, _ := run(cache); strings.Contains(stderr, "probing") {
