@@ -2,6 +2,7 @@ package point
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,30 @@ type Setting struct {
 	// Field is a Switches setting's name in records (its JSON tag) and
 	// in llama-bench's files, Column its head in the compact table.
 	Field, Column string
+	// Switch marks a List of 0 and 1 (llama-bench's -nkvo 0,1) whose
+	// flag given alone means 1 (--no-kv-offload).
+	Switch bool
+}
+
+// parseSwitch reads one value of a Switch: 0, 1, true or false.
+func parseSwitch(v string) (string, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return "", SyntaxError{fmt.Errorf("%q: give 0 or 1", v)}
+	}
+	return strconv.FormatBool(b), nil
+}
+
+// IsSwitch says whether a flag name (-nkvo, --no-kv-offload) is a
+// Switch's.
+func IsSwitch(name string) bool {
+	name = strings.TrimLeft(name, "-")
+	for _, st := range Settings {
+		if st.Switch && (st.Flag == name || slices.Contains(st.Aliases, name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Settings are run's and sweep's settings in the order their flags are
@@ -110,14 +135,7 @@ var Settings = []Setting{
 		Usage: "keep the MoE experts of the first N layers on the CPU (default 0)", KeyName: "ncmoe",
 		Set: func(p *Point, v string) { p.NCPUMoE = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NCPUMoE) }},
 	{Key: "no_host", Flag: "no-host", Kind: List, Default: "false", Nest: 35, Field: "no_host", Column: "noh", KeyName: "noh",
-		Usage: "bypass the host buffer so that extra buffer types (repacked weights) can be used: 0, 1 (default 0)",
-		Parse: func(v string) (string, error) {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return "", SyntaxError{fmt.Errorf("%q: give 0 or 1", v)}
-			}
-			return strconv.FormatBool(b), nil
-		},
+		Usage: "bypass the host buffer so that extra buffer types (repacked weights) can be used: 0, 1 (default 0)", Parse: parseSwitch,
 		Set: func(p *Point, v string) { p.NoHost = v == "true" }, Get: func(p *Point) string { return strconv.FormatBool(p.NoHost) }},
 	{Key: "poll", Flag: "poll", Kind: List, Ints: true, Words: map[string]string{NoPool: "-1"}, Default: "50", Nest: 110,
 		Usage: "thread pool busy-wait 0-100; -1 or none: no pool (default 50)", KeyName: "poll",
@@ -147,14 +165,14 @@ var Settings = []Setting{
 			return v, nil
 		},
 		Set: func(p *Point, v string) { p.Sampling = Sampling(v) }},
-	{Key: "split_mode", Flag: "split-mode", Aliases: []string{"sm"}, Kind: String, Default: "layer",
+	{Key: "split_mode", Flag: "split-mode", Aliases: []string{"sm"}, Kind: List, Default: "layer", Nest: 32,
 		Usage: "multi-GPU split: none, layer, row (default layer)",
 		Parse: func(v string) (string, error) { m, err := ParseSplitMode(v); return m.String(), err },
 		Set:   func(p *Point, v string) { p.Split, _ = ParseSplitMode(v) }},
 	{Key: "main_gpu", Flag: "main-gpu", Aliases: []string{"mg"}, Kind: Int, Default: "0",
 		Usage: "GPU for split-mode none", Set: func(p *Point, v string) { p.MainGPU = atoi(v) }},
-	{Key: "mmap", Not: "no-mmap", NotHelp: "read the model into memory instead of mapping it", Flag: "mmap", Aliases: []string{"mmp"}, Hidden: true, Kind: Bool, Default: "true", Shown: true,
-		Usage: "llama-bench's -mmp 0|1", Set: func(p *Point, v string) { p.NoMmap = v != "true" }},
+	{Key: "mmap", Not: "no-mmap", NotHelp: "read the model into memory instead of mapping it", Flag: "mmap", Aliases: []string{"mmp"}, Hidden: true, Kind: List, Switch: true, Default: "true", Nest: 33,
+		Usage: "llama-bench's -mmp 0,1", Parse: parseSwitch, Set: func(p *Point, v string) { p.NoMmap = v != "true" }},
 	{Key: "repetitions", Flag: "repetitions", Aliases: []string{"r"}, Kind: String, Default: "auto",
 		Usage: "timed repetitions of each test, or auto: until the mean is within --target-ci",
 		Parse: func(v string) (string, error) {
@@ -214,14 +232,15 @@ var Settings = []Setting{
 	{Key: "devices", Flag: "device", Aliases: []string{"dev"}, Kind: String,
 		Usage: "devices, e.g. CUDA0/CUDA1, or none for the CPU alone", KeyName: "dev",
 		Set: func(p *Point, v string) { p.Devices = v }, Get: func(p *Point) string { return p.Devices }},
-	{Key: "no_kv_offload", Flag: "no-kv-offload", Aliases: []string{"nkvo"}, Kind: Bool, Default: "false",
-		Usage: "keep the KV cache and attention on the CPU", KeyName: "nkvo",
+	{Key: "no_kv_offload", Flag: "no-kv-offload", Aliases: []string{"nkvo"}, Kind: List, Switch: true, Default: "false", Nest: 75, Parse: parseSwitch,
+		Usage: "keep the KV cache and attention on the CPU: alone or 1; 0,1 measures both", KeyName: "nkvo",
 		Set: func(p *Point, v string) { p.NoKVOffload = v == "true" }, Get: func(p *Point) string { return strconv.FormatBool(p.NoKVOffload) }},
-	{Key: "cpu_mask", Flag: "cpu-mask", Aliases: []string{"C"}, Kind: String,
-		Usage: "hex mask of the CPUs the threads may use, e.g. 0xF", KeyName: "C",
+	{Key: "cpu_mask", Flag: "cpu-mask", Aliases: []string{"C"}, Kind: List, Nest: 92,
+		Usage: "hex masks of the CPUs the threads may use, e.g. 0xF or 0x1,0x3", KeyName: "C",
+		Parse: func(v string) (string, error) { _, err := ParseCPUMask(v); return v, err },
 		Set: func(p *Point, v string) { p.CPUMask = v }, Get: func(p *Point) string { return p.CPUMask }},
-	{Key: "cpu_strict", Flag: "cpu-strict", Kind: Bool, Default: "false",
-		Usage: "pin each thread to one CPU of --cpu-mask", KeyName: "strict",
+	{Key: "cpu_strict", Flag: "cpu-strict", Kind: List, Switch: true, Default: "false", Nest: 94, Parse: parseSwitch,
+		Usage: "pin each thread to one CPU of --cpu-mask: alone or 1; 0,1 measures both", KeyName: "strict",
 		Set: func(p *Point, v string) { p.CPUStrict = v == "true" }, Get: func(p *Point) string { return strconv.FormatBool(p.CPUStrict) }},
 	{Key: "prio", Flag: "prio", Kind: Int, Default: "0",
 		Usage: "thread priority: -1 low, 0 normal, 1 medium, 2 high, 3 realtime", KeyName: "prio",

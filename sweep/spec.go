@@ -64,6 +64,9 @@ type Spec struct {
 	// Values are the settings by key: an axis' values, or a setting's
 	// one value, each as its Set reads it.
 	Values map[string][]string
+	// Repeats measures a point given twice twice (run, as llama-bench:
+	// -m a,a); a sweep's points are unique (--resume finds them by key).
+	Repeats bool `yaml:"-"`
 }
 
 // Inputs are what a spec holds beside the settings: the models, what to
@@ -461,7 +464,7 @@ func (s *Spec) Tests(models []ModelRef) ([]point.Point, int, error) {
 				return
 			}
 		}
-		if k := p.Key(); !seen[k] {
+		if k := p.Key(); s.Repeats || !seen[k] {
 			seen[k] = true
 			out = append(out, p)
 		}

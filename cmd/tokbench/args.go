@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tokbench/tokbench/point"
 	"github.com/urfave/cli/v2"
 )
 
@@ -34,6 +35,15 @@ func flagsFirst(app *cli.App, args []string) []string {
 		case a == "--":
 			positional = append(positional, args[j+1:]...)
 			j = len(args)
+		case strings.HasPrefix(a, "-") && !strings.Contains(a, "=") && point.IsSwitch(a) && hasFlag(cmd.Flags, strings.TrimLeft(a, "-")):
+			// A switch alone is 1 (--no-kv-offload); llama-bench's take
+			// a list: -nkvo 0,1.
+			if j+1 < len(args) && isBoolList(args[j+1]) {
+				flags = append(flags, a+"="+args[j+1])
+				j++
+			} else {
+				flags = append(flags, a+"=true")
+			}
 		case strings.HasPrefix(a, "-") && a != "-" && !strings.Contains(a, "=") && isBool(cmd.Flags, a) && j+1 < len(args) && isBoolValue(args[j+1]):
 			// llama-bench's switches take a value: -nkvo 1, --cpu-strict 0.
 			flags = append(flags, a+"="+args[j+1])
@@ -105,3 +115,13 @@ func isBool(flags []cli.Flag, arg string) bool {
 }
 
 func isBoolValue(s string) bool { return s == "0" || s == "1" || s == "true" || s == "false" }
+
+// isBoolList says whether s is a comma list of 0/1/true/false.
+func isBoolList(s string) bool {
+	for _, v := range strings.Split(s, ",") {
+		if !isBoolValue(v) {
+			return false
+		}
+	}
+	return true
+}

@@ -35,6 +35,13 @@ func TestLlamaBenchCommandLines(t *testing.T) {
 		{[]string{"-m", m, "-p", "8-32*2", "-n", "0"}, []string{"pp8", "pp16", "pp32"}},
 		{[]string{"-m", m, "-p", "16", "-n", "4", "-nkvo", "1", "--cpu-strict", "0", "-mmp", "0"}, []string{"pp16", "tg4"}},
 		{[]string{"-m", m, "-p", "16", "-n", "0", "--poll", "none,50"}, []string{"pp16", "pp16"}},
+		// llama-bench's switches as lists, in its loops' order (mmap
+		// outside, then nkvo, then the mask, then strict); a model given
+		// twice runs twice.
+		{[]string{"-m", m, "-p", "16", "-n", "0", "-mmp", "0,1", "-nkvo", "0,1"}, []string{"pp16", "pp16", "pp16", "pp16"}},
+		{[]string{"-m", m, "-p", "16", "-n", "0", "-C", "0x1,0x3", "--cpu-strict", "0,1"}, []string{"pp16", "pp16", "pp16", "pp16"}},
+		{[]string{"-m", m + "," + m, "-p", "0", "-n", "4", "-sm", "layer,row"}, []string{"tg4", "tg4", "tg4", "tg4"}},
+		{[]string{"-m", m, "-p", "16", "-n", "0", "-nkvo"}, []string{"pp16"}}, // alone, before -r 1
 	} {
 		r := tokbench(t, append(append([]string{"run"}, c.args...), "-r", "1", "--no-kernels", "--no-probe", "-o", "json")...)
 		var recs []struct {
@@ -44,6 +51,9 @@ func TestLlamaBenchCommandLines(t *testing.T) {
 			Threads  int    `json:"n_threads"`
 			NGL      int    `json:"n_gpu_layers"`
 			NoKV     bool   `json:"no_kv_offload"`
+			Mask     string `json:"cpu_mask"`
+			Strict   bool   `json:"cpu_strict"`
+			Split    string `json:"split_mode"`
 			UseMmap  bool   `json:"use_mmap"`
 			NPrompt  int    `json:"n_prompt"`
 			Poll     int    `json:"poll"`
@@ -78,8 +88,33 @@ func TestLlamaBenchCommandLines(t *testing.T) {
 		if slices.Contains(c.args, "--poll") && (recs[0].Poll != -1 || recs[1].Poll != 50) {
 			t.Errorf("--poll none,50: poll %d, %d", recs[0].Poll, recs[1].Poll)
 		}
-		if slices.Contains(c.args, "-nkvo") && (!recs[0].NoKV || recs[0].UseMmap) {
-			t.Errorf("-nkvo 1 -mmp 0: no_kv_offload %v, use_mmap %v", recs[0].NoKV, recs[0].UseMmap)
+		switch got := func(f func(i int) any) []any {
+			var out []any
+			for i := range recs {
+				out = append(out, f(i))
+			}
+			return out
+		}; {
+		case slices.Contains(c.args, "0,1") && slices.Contains(c.args, "-mmp"):
+			if g := got(func(i int) any { return [2]bool{recs[i].UseMmap, recs[i].NoKV} }); !slices.Equal(g, []any{[2]bool{false, false}, [2]bool{false, true}, [2]bool{true, false}, [2]bool{true, true}}) {
+				t.Errorf("-mmp 0,1 -nkvo 0,1: (use_mmap, no_kv_offload) %v", g)
+			}
+		case slices.Contains(c.args, "-C"):
+			if g := got(func(i int) any { return recs[i].Mask + fmt.Sprint(recs[i].Strict) }); !slices.Equal(g, []any{"0x1false", "0x1true", "0x3false", "0x3true"}) {
+				t.Errorf("-C 0x1,0x3 --cpu-strict 0,1: %v", g)
+			}
+		case slices.Contains(c.args, "-sm"):
+			if g := got(func(i int) any { return recs[i].Split }); !slices.Equal(g, []any{"layer", "row", "layer", "row"}) {
+				t.Errorf("-m a,a -sm layer,row: %v", g)
+			}
+		case slices.Contains(c.args, "-nkvo") && slices.Contains(c.args, "1") && len(recs) == 2:
+			if !recs[0].NoKV || recs[0].UseMmap {
+				t.Errorf("-nkvo 1 -mmp 0: no_kv_offload %v, use_mmap %v", recs[0].NoKV, recs[0].UseMmap)
+			}
+		case slices.Contains(c.args, "-nkvo"):
+			if !recs[0].NoKV {
+				t.Errorf("-nkvo alone: no_kv_offload %v", recs[0].NoKV)
+			}
 		}
 	}
 	// The default table of a two-test run fits 120 columns.

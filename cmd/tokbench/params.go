@@ -46,7 +46,9 @@ func testFlags() []cli.Flag {
 		var f cli.Flag
 		switch st.Kind {
 		case point.List:
-			f = listFlag(st.Flag, st.Aliases, st.Usage)
+			lf := listFlag(st.Flag, st.Aliases, st.Usage).(*cli.StringSliceFlag)
+			lf.Hidden = st.Hidden
+			f = lf
 		case point.Int:
 			ff := &cli.IntFlag{Name: st.Flag, Aliases: st.Aliases, Usage: st.Usage, Hidden: st.Hidden}
 			if st.Shown {

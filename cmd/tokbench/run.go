@@ -96,8 +96,15 @@ func doRun(c *cli.Context) error {
 			fmt.Fprintf(os.Stderr, "tokbench: benchmark %s: %s\n", labels[p.Key()], what)
 		}
 	}
+	done := map[point.Key]int{}
 	recs, err := measure.Tests(c.Context, tests, env, sampler, func(r record.Record) {
-		fmt.Fprintf(os.Stderr, "%s: %.2f ± %.2f t/s\n", labels[r.Key], r.AvgTs, r.StddevTs)
+		// A test given twice (-m a,a) is numbered by its own place.
+		label := labels[r.Key]
+		if n := done[r.Key]; n > 0 {
+			label = repeatLabel(tests, r.Key, n, label)
+		}
+		done[r.Key]++
+		fmt.Fprintf(os.Stderr, "%s: %.2f ± %.2f t/s\n", label, r.AvgTs, r.StddevTs)
 	}, progress)
 	if serr := stopSampling(); serr != nil && err == nil {
 		err = serr
@@ -163,6 +170,7 @@ func runTests(c *cli.Context) ([]point.Point, error) {
 // synthetic models live in.
 func runSpec(c *cli.Context) (*sweep.Spec, string, error) {
 	s := sweep.DefaultSpec(host.Read().Cores)
+	s.Repeats = true
 	s.Values["repetitions"] = []string{point.RepsName(point.Defaults(1).Reps)} // llama-bench's 5, not a sweep's auto
 	switch {
 	case c.IsSet("synth") && c.IsSet("model"):
@@ -208,6 +216,20 @@ func warnThreads(tests []point.Point) {
 			"(ggml's pool spins at each step), so those tests measure the oversubscription, not the machine, and run slowly; "+
 			"their ceilings are the %d-thread ones\n", most, cores, cores)
 	}
+}
+
+// repeatLabel is the label of the n-th repeat (from 0) of a test given
+// more than once: its own number in place of the first's.
+func repeatLabel(tests []point.Point, k point.Key, n int, label string) string {
+	for i, p := range tests {
+		if p.Key() == k {
+			if n--; n < 0 {
+				_, rest, _ := strings.Cut(label, " ")
+				return fmt.Sprintf("%d/%d %s", i+1, len(tests), rest)
+			}
+		}
+	}
+	return label
 }
 
 // probeTypes are the weight types the tests' models need ceilings of
@@ -273,7 +295,9 @@ func testLabels(tests []point.Point) map[point.Key]string {
 		if varying[i] != "" {
 			label += " " + varying[i]
 		}
-		out[p.Key()] = label + " " + p.TestName()
+		if _, ok := out[p.Key()]; !ok { // a repeat is numbered as it runs
+			out[p.Key()] = label + " " + p.TestName()
+		}
 	}
 	return out
 }
