@@ -128,6 +128,12 @@ func TestLlamaBenchLastFlags(t *testing.T) {
 	if r.code != 0 || !strings.HasSuffix(r.stdout, "\nbuild: ec98e2002 (7437)\n") || strings.Contains(r.stdout, "\n(!) ") || strings.Contains(r.stdout, "limit:") {
 		t.Errorf("-o md: exit %d, stdout is llama-bench's Markdown alone:\n%s", r.code, r.stdout)
 	}
+	// Without --progress, -oe's output is stderr's alone: a JSON array.
+	r = run("-p", "16", "-n", "4", "-oe", "json", "-o", "md")
+	var oe []map[string]any
+	if err := json.Unmarshal([]byte(r.stderr), &oe); r.code != 0 || err != nil || len(oe) != 2 {
+		t.Errorf("-o md -oe json: exit %d, stderr is not the JSON alone (%v):\n%s", r.code, err, r.stderr)
+	}
 	if r := run("-p", "16", "-n", "0", "-v"); r.code != 0 || !strings.Contains(r.stderr, "print_info") {
 		t.Errorf("-v after run: exit %d\n%.400s", r.code, r.stderr)
 	}

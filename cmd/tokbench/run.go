@@ -64,9 +64,22 @@ func doRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	errOut := os.Stderr
 	if oe := c.String("output-err"); oe != "" {
 		if err := checkFormat(oe, report.Formats); err != nil {
 			return err
+		}
+		// -oe's output is alone on stderr, as llama-bench's is: the
+		// lines tokbench says as it goes are said only with --progress
+		// (-v), and an error at the end is said after it.
+		if !c.Bool("progress") && !c.Bool("verbose") {
+			quiet, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer quiet.Close()
+			os.Stderr = quiet
+			defer func() { os.Stderr = errOut }()
 		}
 	}
 	env := measure.DescribeEnv(version)
@@ -116,7 +129,7 @@ func doRun(c *cli.Context) error {
 			err = werr
 		}
 		if oe := c.String("output-err"); oe != "" {
-			if werr := report.WriteWith(os.Stderr, oe, recs, report.Options{Wide: c.Bool("wide"), TagParallel: c.Bool("tag-parallel")}); werr != nil && err == nil {
+			if werr := report.WriteWith(errOut, oe, recs, report.Options{Wide: c.Bool("wide"), TagParallel: c.Bool("tag-parallel")}); werr != nil && err == nil {
 				err = werr
 			}
 		}
