@@ -30,7 +30,7 @@ import (
 // upstream commit and the ollama release that patched it, so numbers are
 // never mistaken for stock llama.cpp's.
 const (
-	LlamaCommit   = "ec98e2002"
+	LlamaCommit   = "ec98e200" // as llama-bench writes a build: 8 hex digits
 	OllamaVersion = "v0.17.4"
 )
 

@@ -152,3 +152,16 @@ func TestDamagedRecordsRefused(t *testing.T) {
 		t.Errorf("a damaged tokbench record in SQL: %v", err)
 	}
 }
+
+// A build is named by 8 hex digits, as llama-bench names it: an older
+// tokbench record's 9 name the same build, in a results file's
+// fingerprint too.
+func TestBuildIsEightDigits(t *testing.T) {
+	old, now := Record{Build: Build{BuildCommit: "ec98e2002"}}, Record{Build: Build{BuildCommit: "ec98e200"}}
+	if old.BuildID() != "ec98e200" || now.BuildID() != "ec98e200" || old.Fingerprint() != now.Fingerprint() {
+		t.Errorf("builds %q and %q, fingerprints %q, %q", old.BuildID(), now.BuildID(), old.Fingerprint(), now.Fingerprint())
+	}
+	if short := (Record{Build: Build{BuildCommit: "abc"}}); short.BuildID() != "abc" {
+		t.Errorf("a short commit: %q", short.BuildID())
+	}
+}

@@ -122,7 +122,7 @@ func oneBuild(runs [][]record.Record, side, flag string) error {
 	builds, classes := map[string]int{}, map[string]int{}
 	for _, recs := range runs {
 		for i := range recs {
-			builds[cmp.Or(recs[i].BuildCommit, "unknown")]++
+			builds[cmp.Or(recs[i].BuildID(), "unknown")]++
 			classes[strings.TrimSuffix(recs[i].CPUInfo+", "+recs[i].GPUInfo, ", ")]++
 		}
 	}

@@ -50,7 +50,7 @@ func TestFilesMixWithLlamaBench(t *testing.T) {
 	}
 	tb, lb := filepath.Join(dir, "tb.json"), filepath.Join(dir, "lb.json")
 	os.WriteFile(tb, []byte(r.stdout), 0o644)
-	os.WriteFile(lb, llamaBenchOf(t, r.stdout, "abcd12345"), 0o644)
+	os.WriteFile(lb, llamaBenchOf(t, r.stdout, "abcd1234"), 0o644)
 
 	c := tokbench(t, "compare", lb, tb, "-o", "csv")
 	if c.code != 0 || strings.Count(c.stdout, "\n") != 3 || !strings.Contains(c.stdout, ",pp16,") || !strings.Contains(c.stdout, ",tg8,") ||
@@ -96,7 +96,7 @@ func TestFilesMixWithLlamaBench(t *testing.T) {
 	}
 	// The script guesses the tool only of a database: files need -t.
 	for name, inputs := range map[string][]string{"json files": {"-t", "llama-bench", "-i", lb, "-i", tb}, "mixed database": {"-i", db}} {
-		cmd := exec.Command(py, append(append([]string{script}, inputs...), "-b", "abcd12345", "-c", "ec98e2002")...)
+		cmd := exec.Command(py, append(append([]string{script}, inputs...), "-b", "abcd1234", "-c", "ec98e200")...)
 		cmd.Dir = dir // no git repository: builds by their commits
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "pp16") || !strings.Contains(string(out), "tg8") || !strings.Contains(string(out), "1.00") {
@@ -125,7 +125,7 @@ func TestLlamaBenchLastFlags(t *testing.T) {
 			t.Errorf("--progress -oe json: no %q on stderr:\n%s", want, r.stderr)
 		}
 	}
-	if r.code != 0 || !strings.HasSuffix(r.stdout, "\nbuild: ec98e2002 (7437)\n") || strings.Contains(r.stdout, "\n(!) ") || strings.Contains(r.stdout, "limit:") {
+	if r.code != 0 || !strings.HasSuffix(r.stdout, "\nbuild: ec98e200 (7437)\n") || strings.Contains(r.stdout, "\n(!) ") || strings.Contains(r.stdout, "limit:") {
 		t.Errorf("-o md: exit %d, stdout is llama-bench's Markdown alone:\n%s", r.code, r.stdout)
 	}
 	// Without --progress, -oe's output is stderr's alone: a JSON array.

@@ -53,7 +53,7 @@ type Merged struct {
 // of several classes measures each point once per class), its key, its
 // round and its build (and, for llama-bench's records, its time).
 func identity(r *record.Record) string {
-	id := fmt.Sprintf("%s|%s|round=%d|build=%s", r.Class(), r.Key, r.Round, r.BuildCommit)
+	id := fmt.Sprintf("%s|%s|round=%d|build=%s", r.Class(), r.Key, r.Round, r.BuildID())
 	// llama-bench appends every run of a test: another time is another
 	// measurement, not a copy (a requeued shard of tokbench's measures
 	// its point again, and that one is a duplicate).

@@ -19,7 +19,7 @@ import (
 // and the ollama version it comes from (third_party/README.md); records
 // name both. They change with the go.mod pin.
 const (
-	LlamaCommit = "ec98e2002"
+	LlamaCommit = "ec98e200"
 	// LlamaBuild is that commit's llama.cpp build number (release b7437),
 	// llama-bench's build_number; ollama's build-info leaves it 0.
 	LlamaBuild    = 7437
