@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,17 +48,20 @@ var lbKinds = map[string]byte{
 // FromLlamaBench makes a record of one of llama-bench's rows, from any of
 // its formats and versions: JSON and JSONL objects, CSV and SQL rows
 // (values as text or as SQLite gives them). A newer file's load_mode
-// ("mmap", "none", "direct") is read as use_mmap; fields tokbench has no
-// place for are left out. What llama-bench does not write (status, test
+// ("mmap", "none", "dio") is read as use_mmap, and kept as it is with the
+// other fields tokbench has no place for (Extra). What llama-bench does not write (status, test
 // name, key, backend) is filled in; a CSV or SQL row has no samples, so
 // its one sample is its mean, and no comparison can call it significant.
 func FromLlamaBench(row map[string]any) (Record, error) {
 	obj := map[string]any{}
+	var unknown []string
 	for k, v := range row {
 		kind, ok := lbKinds[k]
 		if !ok {
 			if k == "samples_ns" || k == "samples_ts" {
 				obj[k] = v
+			} else if !ownNames[k] && v != nil {
+				unknown = append(unknown, k)
 			}
 			continue
 		}
@@ -70,6 +74,12 @@ func FromLlamaBench(row map[string]any) (Record, error) {
 		}
 		obj[k] = c
 	}
+	// The same fields kept, whatever the map's order.
+	slices.Sort(unknown)
+	var extra Extra
+	for _, k := range unknown {
+		extra.add(k, row[k])
+	}
 	if m, ok := row["load_mode"].(string); ok && row["use_mmap"] == nil {
 		obj["use_mmap"] = m == "mmap"
 	}
@@ -81,6 +91,7 @@ func FromLlamaBench(row map[string]any) (Record, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return Record{}, err
 	}
+	r.Extra = extra
 	if len(r.SamplesTs) == 0 && r.AvgTs > 0 {
 		r.SamplesTs, r.SamplesNs = []float64{r.AvgTs}, []uint64{r.AvgNs}
 	}

@@ -58,6 +58,9 @@ type Record struct {
 	// OutsideMs is the time per step outside the graph's nodes (graph
 	// build, inputs, outputs), measured on a few observed steps.
 	OutsideMs float64 `json:"outside_nodes_ms,omitempty"`
+	// Extra is what a llama-bench row carried that tokbench has no field
+	// for (Extra).
+	Extra Extra `json:"llama_bench_extra,omitempty"`
 }
 
 // Build is the software that measured.

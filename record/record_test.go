@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,5 +164,29 @@ func TestBuildIsEightDigits(t *testing.T) {
 	}
 	if short := (Record{Build: Build{BuildCommit: "abc"}}); short.BuildID() != "abc" {
 		t.Errorf("a short commit: %q", short.BuildID())
+	}
+}
+
+// What a llama-bench row carries beyond tokbench's fields is kept when
+// it can be a column (a plain name; a text, number or boolean), at most
+// maxExtra of them, and written back at the JSON's top level, never over
+// a field of the record's own.
+func TestExtraFieldsBounded(t *testing.T) {
+	row := map[string]any{"n_prompt": 0.0, "n_gen": 8.0, "avg_ts": 10.0, "load_mode": "dio", "x; DROP TABLE t": "1", "nested": map[string]any{"a": 1.0}}
+	for i := range 100 {
+		row[fmt.Sprintf("f%03d", i)] = float64(i)
+	}
+	r, err := FromLlamaBench(row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Extra) != maxExtra || r.Extra["x; DROP TABLE t"] != nil || r.Extra["nested"] != nil || r.UseMmap {
+		t.Errorf("%d extras, use_mmap %v: %v", len(r.Extra), r.UseMmap, r.Extra.Names())
+	}
+	r.Extra = Extra{"load_mode": "dio", "avg_ts": 99.0}
+	b, _ := json.Marshal(r)
+	var back map[string]any
+	if err := json.Unmarshal(b, &back); err != nil || back["load_mode"] != "dio" || back["avg_ts"] != 10.0 {
+		t.Errorf("written back: %v %s", err, b)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tokbench/tokbench/point"
@@ -71,11 +73,52 @@ var LlamaBenchFields = withSwitches([]sqlField{
 var currentFields = []sqlField{
 	{"use_direct_io", "INTEGER", func(r *record.Record) any { return false }},
 	{"load_mode", "TEXT", func(r *record.Record) any {
+		if m, ok := r.Extra["load_mode"].(string); ok {
+			return m // as read: dio, none, mmap
+		}
 		if r.UseMmap {
 			return "mmap"
 		}
 		return "none"
 	}},
+}
+
+// extraFields are the fields of recs' Extra (what their llama-bench rows
+// held that tokbench has no field for), sorted, less those named in have
+// (the writer's own columns): columns after llama-bench's, so that a row
+// passes through whole. A column is INTEGER or REAL when its first value
+// is a number or boolean, else TEXT.
+func extraFields(recs []record.Record, have ...[]sqlField) []sqlField {
+	taken := map[string]bool{}
+	for _, fs := range have {
+		for _, f := range fs {
+			taken[f.name] = true
+		}
+	}
+	var out []sqlField
+	for i := range recs {
+		for _, name := range recs[i].Extra.Names() {
+			if taken[name] {
+				continue
+			}
+			taken[name] = true
+			typ := "TEXT"
+			switch v := recs[i].Extra[name].(type) {
+			case bool, int64:
+				typ = "INTEGER"
+			case float64:
+				typ = map[bool]string{true: "INTEGER", false: "REAL"}[v == float64(int64(v))]
+			}
+			out = append(out, sqlField{name, typ, func(r *record.Record) any {
+				if f, ok := r.Extra[name].(float64); ok && f == float64(int64(f)) {
+					return int64(f) // a JSON number as it was written: 1, not 1.000000
+				}
+				return r.Extra[name]
+			}})
+		}
+	}
+	slices.SortFunc(out, func(a, b sqlField) int { return strings.Compare(a.name, b.name) })
+	return out
 }
 
 // ownFields are tokbench's columns of its own SQL table, one row beside
@@ -209,8 +252,13 @@ func latF(l *stats.Latency, p int) string {
 // first, as its -o csv writes them (booleans 0 or 1), then tokbench's.
 func CSV(w io.Writer, recs []record.Record) error {
 	cw := csvWriter{csv.NewWriter(w)}
+	own := make([]sqlField, len(tokbenchFields))
+	for i, f := range tokbenchFields {
+		own[i].name = f.name
+	}
+	lb := append(append([]sqlField{}, LlamaBenchFields...), extraFields(recs, LlamaBenchFields, own)...)
 	var head []string
-	for _, f := range LlamaBenchFields {
+	for _, f := range lb {
 		head = append(head, f.name)
 	}
 	for _, f := range tokbenchFields {
@@ -219,7 +267,7 @@ func CSV(w io.Writer, recs []record.Record) error {
 	cw.Write(head)
 	for i := range recs {
 		var row []string
-		for _, f := range LlamaBenchFields {
+		for _, f := range lb {
 			row = append(row, csvValue(f.value(&recs[i])))
 		}
 		for _, f := range tokbenchFields {
@@ -234,6 +282,8 @@ func CSV(w io.Writer, recs []record.Record) error {
 // csvValue is a llama-bench field as its CSV writes it.
 func csvValue(v any) string {
 	switch x := v.(type) {
+	case nil:
+		return ""
 	case string:
 		return x
 	case bool:

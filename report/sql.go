@@ -22,7 +22,8 @@ import (
 // SQL comment saying why.
 func SQL(w io.Writer, recs []record.Record) error {
 	var b strings.Builder
-	createTable(&b, record.BenchTable, LlamaBenchFields)
+	lb := append(append([]sqlField{}, LlamaBenchFields...), extraFields(recs, LlamaBenchFields, currentFields, ownFields)...)
+	createTable(&b, record.BenchTable, lb)
 	b.WriteString("\n")
 	createTable(&b, record.OwnTable, append([]sqlField{{record.OwnLink, "INTEGER", nil}}, ownFields...))
 	b.WriteString("\n")
@@ -32,7 +33,7 @@ func SQL(w io.Writer, recs []record.Record) error {
 			fmt.Fprintf(&b, "-- %s %s: %s, not written: %s\n", cmp.Or(r.ModelID, r.ModelFile), r.Test, r.Status, strings.ReplaceAll(r.Reason, "\n", " "))
 			continue
 		}
-		insert(&b, record.BenchTable, LlamaBenchFields, r, "")
+		insert(&b, record.BenchTable, present(lb, r), r, "")
 		insert(&b, record.OwnTable, ownFields, r, record.OwnLink)
 	}
 	_, err := io.WriteString(w, b.String())
@@ -62,6 +63,19 @@ func insert(b *strings.Builder, table string, fields []sqlField, r *record.Recor
 		names, vals = append(names, f.name), append(vals, sqlValue(f.value(r)))
 	}
 	fmt.Fprintf(b, "INSERT INTO %s (%s) VALUES (%s);\n", table, strings.Join(names, ", "), strings.Join(vals, ", "))
+}
+
+// present are the fields of fs r has a value of: llama-bench's all, of
+// the extra ones those r's row carried (an INSERT into another version's
+// table names no column it need not).
+func present(fs []sqlField, r *record.Record) []sqlField {
+	out := fs[:len(LlamaBenchFields):len(LlamaBenchFields)]
+	for _, f := range fs[len(LlamaBenchFields):] {
+		if _, ok := r.Extra[f.name]; ok {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // sqlValue is a value as llama-bench writes it: quoted text (SQLite's
@@ -98,6 +112,7 @@ func sqlValue(v any) string {
 // appended; failed tests are not.
 func AppendSQLite(ctx context.Context, path string, recs []record.Record) (int, error) {
 	all := append(append([]sqlField{}, LlamaBenchFields...), currentFields...)
+	all = append(all, extraFields(recs, all, ownFields)...)
 	bench := sqlite.Table{Name: record.BenchTable, Cols: sqlColumns(all)}
 	own := sqlite.Table{Name: record.OwnTable, Cols: sqlColumns(ownFields), Link: record.OwnLink}
 	for i := range recs {
