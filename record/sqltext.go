@@ -1,6 +1,7 @@
 package record
 
 import (
+	"cmp"
 	"bufio"
 	"encoding/hex"
 	"errors"
@@ -222,7 +223,7 @@ func (p *sqlParser) insert() error {
 	if tb == nil {
 		return fmt.Errorf("INSERT INTO %s, a table the file does not make", table)
 	}
-	t, err := p.expect("(", "VALUES")
+	t, err := p.expect("(", "VALUES", "SELECT")
 	if err != nil {
 		return err
 	}
@@ -245,9 +246,12 @@ func (p *sqlParser) insert() error {
 				break
 			}
 		}
-		if _, err := p.expect("VALUES"); err != nil {
+		if t, err = p.expect("VALUES", "SELECT"); err != nil {
 			return err
 		}
+	}
+	if t.word("SELECT") {
+		return p.insertIfLinked(table, tb, cols)
 	}
 	for {
 		if _, err := p.expect("("); err != nil {
@@ -288,6 +292,97 @@ func (p *sqlParser) insert() error {
 			return nil
 		}
 	}
+}
+
+// insertIfLinked reads the rest of tokbench's linked INSERT, from after
+// its SELECT: values, then WHERE EXISTS (SELECT 1 FROM table WHERE rowid =
+// last_insert_rowid() AND column = value ...), and adds the row only when
+// the row it links to is there and holds those values, as SQLite does.
+func (p *sqlParser) insertIfLinked(table string, tb *sqlTable, cols []string) error {
+	row := sqlite.Row{}
+	for i := 0; ; i++ {
+		v, err := p.value()
+		if err != nil {
+			return err
+		}
+		if i >= len(cols) {
+			return fmt.Errorf("more values than the %d columns of %s", len(cols), table)
+		}
+		row[cols[i]] = v
+		t, err := p.expect(",", "WHERE")
+		if err != nil {
+			return err
+		}
+		if t.word("WHERE") {
+			if i+1 != len(cols) {
+				return fmt.Errorf("%d values for the %d columns of %s", i+1, len(cols), table)
+			}
+			break
+		}
+	}
+	for _, w := range []string{"EXISTS", "(", "SELECT"} {
+		if _, err := p.expect(w); err != nil {
+			return err
+		}
+	}
+	if one, err := p.value(); err != nil || one != "1" {
+		return cmp.Or(err, fmt.Errorf("SELECT %v in a link: %w", one, errNotOurs))
+	}
+	if _, err := p.expect("FROM"); err != nil {
+		return err
+	}
+	other, err := p.name()
+	if err != nil {
+		return err
+	}
+	for _, w := range []string{"WHERE", "rowid", "="} {
+		if _, err := p.expect(w); err != nil {
+			return err
+		}
+	}
+	if v, err := p.value(); err != nil || v != p.lastID {
+		return cmp.Or(err, fmt.Errorf("a link to a row other than the one inserted before: %w", errNotOurs))
+	}
+	var linked sqlite.Row
+	if o := p.tables[other]; o != nil && len(o.rows) > 0 && o.rows[len(o.rows)-1]["rowid"] == p.lastID {
+		linked = o.rows[len(o.rows)-1]
+	}
+	for {
+		t, err := p.expect("AND", ")")
+		if err != nil {
+			return err
+		}
+		if t.is(")") {
+			break
+		}
+		c, err := p.name()
+		if err != nil {
+			return err
+		}
+		if _, err := p.expect("="); err != nil {
+			return err
+		}
+		v, err := p.value()
+		if err != nil {
+			return err
+		}
+		if linked != nil && fmt.Sprint(linked[c]) != fmt.Sprint(v) {
+			linked = nil
+		}
+	}
+	if _, err := p.expect(";"); err != nil {
+		return err
+	}
+	if linked == nil {
+		return nil
+	}
+	row["rowid"] = tb.nextID
+	p.lastID = tb.nextID
+	tb.nextID++
+	if tb.keep {
+		tb.rows = append(tb.rows, row)
+	}
+	return nil
 }
 
 // value reads one literal value.
@@ -422,7 +517,7 @@ func (l *sqlLexer) next() (sqlToken, error) {
 				continue
 			}
 			return sqlToken{}, fmt.Errorf("'/': %w", errNotOurs)
-		case c == '(' || c == ')' || c == ',' || c == ';' || c == '+':
+		case c == '(' || c == ')' || c == ',' || c == ';' || c == '+' || c == '=':
 			return sqlToken{kind: tokPunct, text: string(c)}, nil
 		case c == '\'':
 			s, err := l.quoted('\'')

@@ -139,8 +139,42 @@ func attachOwn(rows, own []sqlite.Row) {
 		}
 	}
 	for _, r := range rows {
-		if id, ok := r["rowid"].(int64); ok && byRow[id] != "" {
+		if id, ok := r["rowid"].(int64); ok && byRow[id] != "" && sameTest(r, byRow[id]) {
 			r[OwnRecord] = byRow[id]
 		}
 	}
+}
+
+// sameTest says whether tokbench's record own is of llama-bench's row r:
+// the same sizes and mean time. A link by rowid alone can name another
+// row: sqlite3 goes on past an INSERT that failed (a table of another
+// llama-bench version), and the tokbench row after it then names the row
+// inserted before; unmatched, llama-bench's row is read as its own.
+func sameTest(r sqlite.Row, own string) bool {
+	var rec struct {
+		NPrompt int64 `json:"n_prompt"`
+		NGen    int64 `json:"n_gen"`
+		AvgNs   int64 `json:"avg_ns"`
+	}
+	if json.Unmarshal([]byte(own), &rec) != nil {
+		return true // a damaged record is refused, naming its row, when read
+	}
+	num := func(v any) (int64, bool) {
+		switch x := v.(type) {
+		case int64:
+			return x, true
+		case float64:
+			return int64(x), true
+		case string:
+			n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+			return n, err == nil
+		}
+		return 0, false
+	}
+	for name, want := range map[string]int64{"n_prompt": rec.NPrompt, "n_gen": rec.NGen, "avg_ns": rec.AvgNs} {
+		if got, ok := num(r[name]); ok && got != want {
+			return false
+		}
+	}
+	return true
 }

@@ -33,8 +33,8 @@ func SQL(w io.Writer, recs []record.Record) error {
 			fmt.Fprintf(&b, "-- %s %s: %s, not written: %s\n", cmp.Or(r.ModelID, r.ModelFile), r.Test, r.Status, strings.ReplaceAll(r.Reason, "\n", " "))
 			continue
 		}
-		insert(&b, record.BenchTable, present(lb, r), r, "")
-		insert(&b, record.OwnTable, ownFields, r, record.OwnLink)
+		insert(&b, record.BenchTable, present(lb, r), r)
+		insertLinked(&b, record.OwnTable, ownFields, r)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -52,17 +52,29 @@ func createTable(b *strings.Builder, table string, fields []sqlField) {
 	b.WriteString(");\n")
 }
 
-// insert writes one INSERT of r's fields; link, if given, is a column
-// that takes the rowid of the row inserted just before.
-func insert(b *strings.Builder, table string, fields []sqlField, r *record.Record, link string) {
-	var names, vals []string
-	if link != "" {
-		names, vals = append(names, link), append(vals, "last_insert_rowid()")
-	}
+// insert writes one INSERT of r's fields.
+func insert(b *strings.Builder, table string, fields []sqlField, r *record.Record) {
+	names, vals := namesValues(fields, r)
+	fmt.Fprintf(b, "INSERT INTO %s (%s) VALUES (%s);\n", table, strings.Join(names, ", "), strings.Join(vals, ", "))
+}
+
+// insertLinked writes tokbench's row of r, linked to llama-bench's row
+// inserted just before (its rowid) only if that row is r's: an INSERT
+// into a llama_bench table of another version fails, sqlite3 goes on, and
+// a plain link would then name the row inserted before it. The row is
+// then not inserted at all.
+func insertLinked(b *strings.Builder, table string, fields []sqlField, r *record.Record) {
+	names, vals := namesValues(fields, r)
+	fmt.Fprintf(b, "INSERT INTO %s (%s, %s) SELECT last_insert_rowid(), %s WHERE EXISTS (SELECT 1 FROM %s WHERE rowid = last_insert_rowid()"+
+		" AND n_prompt = %s AND n_gen = %s AND avg_ns = %s);\n", table, record.OwnLink, strings.Join(names, ", "), strings.Join(vals, ", "),
+		record.BenchTable, sqlValue(r.NPrompt), sqlValue(r.NGen), sqlValue(r.AvgNs))
+}
+
+func namesValues(fields []sqlField, r *record.Record) (names, vals []string) {
 	for _, f := range fields {
 		names, vals = append(names, f.name), append(vals, sqlValue(f.value(r)))
 	}
-	fmt.Fprintf(b, "INSERT INTO %s (%s) VALUES (%s);\n", table, strings.Join(names, ", "), strings.Join(vals, ", "))
+	return names, vals
 }
 
 // present are the fields of fs r has a value of: llama-bench's all, of

@@ -177,3 +177,39 @@ func exec1(t *testing.T, path, text string) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
+
+// A tokbench row is linked to llama-bench's row only if that row is its
+// test's: where llama-bench's INSERT failed (a table of another version;
+// sqlite3 goes on), the tokbench row after it is not inserted, and the
+// row inserted before is not taken for its test.
+func TestSQLLinkNamesItsOwnRow(t *testing.T) {
+	recs := sqlRecords()[:2]
+	var b strings.Builder
+	if err := SQL(&b, recs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	var kept []string
+	n := 0
+	for _, l := range lines {
+		// The second test's llama_bench INSERT "fails".
+		if strings.HasPrefix(l, "INSERT INTO llama_bench") {
+			if n++; n == 2 {
+				continue
+			}
+		}
+		kept = append(kept, l)
+	}
+	if n != 2 || recs[0].NPrompt == recs[1].NPrompt {
+		t.Fatalf("%d INSERTs into llama_bench, n_prompt %d and %d", n, recs[0].NPrompt, recs[1].NPrompt)
+	}
+	path := filepath.Join(t.TempDir(), "r.sql")
+	os.WriteFile(path, []byte(strings.Join(kept, "\n")), 0o644)
+	back, _, _, err := record.Read(path)
+	if err != nil || len(back) != 1 {
+		t.Fatalf("%d records, %v", len(back), err)
+	}
+	if back[0].Test != recs[0].Test || back[0].Tool != recs[0].Tool || back[0].AvgTs != recs[0].AvgTs {
+		t.Errorf("read back %s %q %.2f, want the first test whole (%s %q %.2f)", back[0].Test, back[0].Tool, back[0].AvgTs, recs[0].Test, recs[0].Tool, recs[0].AvgTs)
+	}
+}
