@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -46,5 +47,22 @@ func TestChartsLabelled(t *testing.T) {
 		if !found[k] {
 			t.Errorf("no %s chart among %d: the fixture changed", k, len(cs))
 		}
+	}
+}
+
+// Past the palette's colours a series is dashed, line and legend mark
+// alike: no two of 12 series look the same.
+func TestManySeriesTellApart(t *testing.T) {
+	var ss []series
+	for i := range 12 {
+		ss = append(ss, series{name: fmt.Sprintf("s%d", i), xs: []float64{1, 2}, ys: []float64{float64(i), float64(i + 1)}})
+	}
+	svg := lineChart("many", "x", "y", ss, true)
+	styles := map[string]bool{}
+	for _, m := range regexp.MustCompile(`<polyline fill="none" stroke="(#[0-9a-f]+)" stroke-width="2"( stroke-dasharray="[0-9 ]+")? `).FindAllStringSubmatch(svg, -1) {
+		styles[m[1]+m[2]] = true
+	}
+	if len(styles) != 12 || strings.Count(svg, `stroke-width="3" stroke-dasharray`) != 2 {
+		t.Errorf("%d distinct line styles, %d dashed legend marks:\n%s", len(styles), strings.Count(svg, `stroke-width="3" stroke-dasharray`), svg)
 	}
 }

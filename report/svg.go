@@ -145,8 +145,13 @@ func (f *frame) legend(i int, name string) {
 		return
 	}
 	f.legendRows += len(lines)
-	fmt.Fprintf(&f.b, `<g><title>%s</title><rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">`,
-		esc(name), chartW-padR+8, y-8, palette[i%len(palette)], chartW-padR+22, y+1)
+	// Past the palette a colour comes again, dashed: its mark is a
+	// dashed line, as its series is drawn.
+	mark := fmt.Sprintf(`<rect x="%d" y="%d" width="10" height="10" fill="%s"/>`, chartW-padR+8, y-8, palette[i%len(palette)])
+	if i >= len(palette) {
+		mark = fmt.Sprintf(`<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"%s/>`, chartW-padR+6, chartW-padR+19, y-3, y-3, palette[i%len(palette)], dash(i))
+	}
+	fmt.Fprintf(&f.b, `<g><title>%s</title>%s<text x="%d" y="%d">`, esc(name), mark, chartW-padR+22, y+1)
 	if len(lines) == 1 {
 		fmt.Fprintf(&f.b, `%s</text></g>`, esc(name))
 		return
@@ -155,6 +160,18 @@ func (f *frame) legend(i int, name string) {
 		fmt.Fprintf(&f.b, `<tspan x="%d" dy="%d">%s</tspan>`, chartW-padR+22, min(j, 1)*14, esc(l))
 	}
 	f.b.WriteString(`</text></g>`)
+}
+
+// dash is series i's line style: solid for the palette's first round of
+// colours, then dashed, then dotted, so that no two series look alike.
+func dash(i int) string {
+	switch i / len(palette) {
+	case 0:
+		return ""
+	case 1:
+		return ` stroke-dasharray="6 3"`
+	}
+	return ` stroke-dasharray="2 2"`
 }
 
 // xLabels writes the x axis's labels at the given values, leaving out any
@@ -258,7 +275,7 @@ func lineChart(title, xlabel, ylabel string, ss []series, standalone bool) strin
 		for j := range s.xs {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", f.px(s.xs[j]), f.py(s.ys[j])))
 		}
-		fmt.Fprintf(&f.b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, c, strings.Join(pts, " "))
+		fmt.Fprintf(&f.b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, c, dash(i), strings.Join(pts, " "))
 		for j := range s.xs {
 			x, y := f.px(s.xs[j]), f.py(s.ys[j])
 			ci := ""

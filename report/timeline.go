@@ -126,7 +126,7 @@ func timeChart(title, unit string, ss []series, standalone bool) string {
 		for j := range s.xs {
 			pts = fmt.Appendf(pts, "%.1f,%.1f ", f.px(s.xs[j]), f.py(s.ys[j]))
 		}
-		fmt.Fprintf(&f.b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, palette[i%len(palette)], pts)
+		fmt.Fprintf(&f.b, `<polyline fill="none" stroke="%s" stroke-width="1.5"%s points="%s"/>`, palette[i%len(palette)], dash(i), pts)
 		f.legend(i, s.name)
 	}
 	return f.end()
