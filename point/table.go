@@ -238,7 +238,7 @@ var Settings = []Setting{
 	{Key: "cpu_mask", Flag: "cpu-mask", Aliases: []string{"C"}, Kind: List, Nest: 92,
 		Usage: "hex masks of the CPUs the threads may use, e.g. 0xF or 0x1,0x3", KeyName: "C",
 		Parse: func(v string) (string, error) { _, err := ParseCPUMask(v); return v, err },
-		Set: func(p *Point, v string) { p.CPUMask = v }, Get: func(p *Point) string { return p.CPUMask }},
+		Set:   func(p *Point, v string) { p.CPUMask = v }, Get: func(p *Point) string { return p.CPUMask }},
 	{Key: "cpu_strict", Flag: "cpu-strict", Kind: List, Switch: true, Default: "false", Nest: 94, Parse: parseSwitch,
 		Usage: "pin each thread to one CPU of --cpu-mask: alone or 1; 0,1 measures both", KeyName: "strict",
 		Set: func(p *Point, v string) { p.CPUStrict = v == "true" }, Get: func(p *Point) string { return strconv.FormatBool(p.CPUStrict) }},

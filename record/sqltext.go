@@ -1,8 +1,8 @@
 package record
 
 import (
-	"cmp"
 	"bufio"
+	"cmp"
 	"encoding/hex"
 	"errors"
 	"fmt"
