@@ -18,6 +18,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tokbench/tokbench/internal/halt"
 	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
@@ -132,7 +133,7 @@ func Run(ctx context.Context, points []point.Point, env plan.Env, o Options) (*R
 		}
 		for _, group := range byModel(order) {
 			err := runGroup(ctx, wc, WorkerRequest{Version: env.Version, Fault: o.Fault, TelemetryRate: o.Telemetry, TelemetryOut: o.TelemetryTo, Points: group}, env, pr, grid, emit)
-			if errors.Is(err, ErrStopped) {
+			if errors.Is(err, halt.ErrStopped) {
 				sum.Interrupted = true
 				break
 			}
@@ -206,8 +207,8 @@ func runGroup(ctx context.Context, wc workerCmd, req WorkerRequest, env plan.Env
 				return fmt.Errorf("worker ended with %d points unmeasured", len(rest))
 			}
 			return nil
-		case errors.Is(exit, ErrStopped) || ctx.Err() != nil:
-			return ErrStopped
+		case errors.Is(exit, halt.ErrStopped) || ctx.Err() != nil:
+			return halt.ErrStopped
 		case len(rest) == 0:
 			return nil
 		}

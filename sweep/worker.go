@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/tokbench/tokbench/internal/halt"
 	"github.com/tokbench/tokbench/internal/isolate"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
@@ -41,10 +43,6 @@ type WorkerEvent struct {
 // WorkerExitStopped is the worker's exit status after a graceful stop.
 const WorkerExitStopped = 130
 
-// ErrStopped is a sweep stopped gracefully (Ctrl-C): the point in progress
-// is dropped after its current repetition.
-var ErrStopped = errors.New("stopped")
-
 // workerCmd says how to start a worker: this executable and the global
 // flags it needs (backend folders), then "sweep-worker".
 type workerCmd struct {
@@ -59,6 +57,9 @@ func (wc workerCmd) run(ctx context.Context, req WorkerRequest, started func(poi
 	done = map[point.Key]bool{}
 	cmd := isolate.Exec(context.Background(), wc.Exe, append(append([]string{}, wc.Args...), "sweep-worker")...)
 	cmd.SysProcAttr = isolate.SysProcAttr()
+	// A child of the worker that outlives it (holding its stderr) must
+	// not hold Wait: the pipes close this long after the worker ends.
+	cmd.WaitDelay = 5 * time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return done, point.Key{}, err
@@ -119,6 +120,15 @@ func (wc workerCmd) run(ctx context.Context, req WorkerRequest, started func(poi
 	if watchdog != nil {
 		watchdog.Stop()
 	}
+	// A line past the scanner's 64 MiB (a damaged worker) ends the scan:
+	// the worker, whose output nobody reads now, is ended, not left
+	// blocked writing to a full pipe with Wait waiting on it for ever.
+	if err := sc.Err(); err != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // its group: it leads one (isolate.SysProcAttr)
+		if writeErr == nil {
+			writeErr = fmt.Errorf("read worker %s: %w", wc.Exe, err)
+		}
+	}
 	err = cmd.Wait()
 	if writeErr != nil {
 		return done, current, writeErr
@@ -126,7 +136,7 @@ func (wc workerCmd) run(ctx context.Context, req WorkerRequest, started func(poi
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == WorkerExitStopped {
-			return done, current, ErrStopped
+			return done, current, halt.ErrStopped
 		}
 		msg := "worker " + cmd.ProcessState.String()
 		if strings.Contains(msg, "killed") {

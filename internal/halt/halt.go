@@ -8,6 +8,7 @@
 package halt
 
 import (
+	"errors"
 	"os"
 	"sync"
 )
@@ -22,6 +23,11 @@ var (
 
 // ExitCode is the status of a process a signal ended.
 const ExitCode = 130
+
+// ErrStopped is work stopped in order, as a first signal asks (Ctrl-C in
+// a run or a sweep): the test in progress is dropped after its current
+// repetition, what was measured is kept.
+var ErrStopped = errors.New("stopped")
 
 // Temp registers a file to remove if a signal ends the process before
 // done is called (done does not remove it).

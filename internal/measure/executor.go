@@ -19,16 +19,13 @@ import (
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/internal/halt"
 	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/internal/rerun"
 	"github.com/tokbench/tokbench/internal/telemetry"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
-
-// ErrStopped is returned when a graceful stop was asked for: the point in
-// progress is dropped after its current repetition.
-var ErrStopped = errors.New("stopped")
 
 // Tests measures tests in the order given (as `tokbench run` does, in one
 // process: a model is loaded once for the tests in a row that share it,
@@ -76,7 +73,7 @@ func Tests(ctx context.Context, tests []point.Point, env Env, sampler *telemetry
 type Executor struct {
 	Env Env
 	// Stop, when it returns true, ends the run after the current
-	// repetition with ErrStopped (Ctrl-C in a sweep).
+	// repetition with halt.ErrStopped (Ctrl-C in a sweep).
 	Stop func() bool
 	// Fault makes the process abort (as llama.cpp does on a fatal error)
 	// when the test with this key starts; tests of the failure path use it.
@@ -149,7 +146,7 @@ func (e *Executor) Run(ctx context.Context, tests []point.Point, emit func(r rec
 		}
 		rec, err := e.one(ctx, p, nctx[p.ContextKey()])
 		switch {
-		case errors.Is(err, engine.ErrCanceled), errors.Is(err, ErrStopped):
+		case errors.Is(err, engine.ErrCanceled), errors.Is(err, halt.ErrStopped):
 			return err
 		case err != nil:
 			rec = &record.Record{Status: record.StatusFailed, Reason: err.Error()}

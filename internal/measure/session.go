@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/internal/halt"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/stats"
@@ -173,7 +174,7 @@ func (s *session) stopping() bool { return s.stop != nil && s.stop() }
 // test's depth, outside the timing.
 func (s *session) beginRep(p point.Point, r int) error {
 	if r > 0 && s.stopping() {
-		return ErrStopped
+		return halt.ErrStopped
 	}
 	if s.progress != nil { // formatted only when someone listens
 		s.progress(fmt.Sprintf("repetition %d", r+1))

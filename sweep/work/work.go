@@ -150,7 +150,7 @@ func ServeWorker(r io.Reader, w io.Writer) int {
 		return send(sweep.WorkerEvent{Record: &rec})
 	})
 	switch {
-	case errors.Is(err, measure.ErrStopped):
+	case errors.Is(err, halt.ErrStopped):
 		send(sweep.WorkerEvent{Stopped: true})
 		return sweep.WorkerExitStopped
 	case err != nil:
