@@ -19,13 +19,34 @@ import (
 // point, what cannot fit, and the counts and estimated time.
 func WriteGrid(w io.Writer, g *plan.Grid) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tmodel\ttest\tb/ub\tthreads\tngl\tfa\tkv k/v\tsampling\tmemory GiB\test time")
+	// The settings that vary besides the columns' (-nkvo 0,1, -mmp 0,1)
+	// in one more column, so that no two rows look alike.
+	others := make([]string, len(g.Points))
+	if len(g.Points) > 0 {
+		for i, v := range point.Varying(g.Points) {
+			for _, s := range strings.Fields(v) {
+				if k, _, _ := strings.Cut(s, "="); !slices.Contains([]string{"b", "ub", "t", "ngl", "fa", "ctk", "ctv", "sampling"}, k) {
+					others[i] = strings.TrimSpace(others[i] + " " + s)
+				}
+			}
+		}
+	}
+	extra := slices.ContainsFunc(others, func(s string) bool { return s != "" })
+	head := "#\tmodel\ttest\tb/ub\tthreads\tngl\tfa\tkv k/v\tsampling\tmemory GiB\test time"
+	if extra {
+		head += "\tsettings"
+	}
+	fmt.Fprintln(tw, head)
 	models, contexts := map[point.ModelKey]bool{}, map[point.ContextKey]bool{}
 	for i, p := range g.Points {
 		models[p.ModelKey()], contexts[p.ContextKey()] = true, true
 		m := g.Memory[p.Key()]
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%d\t%d\t%s\t%s/%s\t%s\t%.2f\t%s\n", i+1, p.ModelID, p.TestName(), p.NBatch, p.UBatch(),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%d\t%d\t%s\t%s/%s\t%s\t%.2f\t%s", i+1, p.ModelID, p.TestName(), p.NBatch, p.UBatch(),
 			p.Threads, p.NGPULayers, p.FlashAttn, p.TypeK, p.TypeV, p.SamplingName(), float64(m.Total())/(1<<30), plan.Rough(g.Est[p.Key()]))
+		if extra {
+			fmt.Fprintf(tw, "\t%s", cmp.Or(others[i], "-"))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	for _, r := range g.Skipped {

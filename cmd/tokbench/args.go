@@ -37,8 +37,9 @@ func flagsFirst(app *cli.App, args []string) []string {
 			j = len(args)
 		case strings.HasPrefix(a, "-") && !strings.Contains(a, "=") && point.IsSwitch(a) && hasFlag(cmd.Flags, strings.TrimLeft(a, "-")):
 			// A switch alone is 1 (--no-kv-offload); llama-bench's take
-			// a list: -nkvo 0,1.
-			if j+1 < len(args) && isBoolList(args[j+1]) {
+			// a list: -nkvo 0,1. A value that is not a flag is the
+			// switch's, checked where it is read (-nkvo 2: "give 0 or 1").
+			if j+1 < len(args) && (isBoolList(args[j+1]) || !strings.HasPrefix(args[j+1], "-")) {
 				flags = append(flags, a+"="+args[j+1])
 				j++
 			} else {

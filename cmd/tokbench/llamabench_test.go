@@ -127,6 +127,14 @@ func TestLlamaBenchCommandLines(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "pp16") || !strings.Contains(r.stdout, "t/s") {
 		t.Errorf("table: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// A switch's value that is not 0 or 1 is named as such, not taken
+	// for an argument; a sweep's plan names the switches that vary.
+	if r := tokbench(t, "run", "-m", m, "-nkvo", "2"); r.code != 2 || !strings.Contains(r.stderr, `"2": give 0 or 1`) {
+		t.Errorf("-nkvo 2: exit %d: %s", r.code, r.stderr)
+	}
+	if r := tokbench(t, "sweep", "-m", m, "-p", "0", "-n", "4", "-nkvo", "0,1", "--dry-run"); r.code != 0 || !strings.Contains(r.stdout, "settings") || !strings.Contains(r.stdout, "nkvo=true") {
+		t.Errorf("sweep -nkvo 0,1 --dry-run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	// llama-bench's switches tokbench keeps off are refused when on.
 	if r := tokbench(t, "run", "-m", m, "-embd", "1"); r.code != 2 || !strings.Contains(r.stderr, "embeddings") {
 		t.Errorf("-embd 1: exit %d: %s", r.code, r.stderr)
