@@ -60,10 +60,6 @@ func doRun(c *cli.Context) error {
 	if c.Bool("dry-run") {
 		return dryRun(c)
 	}
-	tests, format, err := testsCommand(c, report.Formats)
-	if err != nil {
-		return err
-	}
 	errOut := os.Stderr
 	if oe := c.String("output-err"); oe != "" {
 		if err := checkFormat(oe, report.Formats); err != nil {
@@ -81,6 +77,10 @@ func doRun(c *cli.Context) error {
 			os.Stderr = quiet
 			defer func() { os.Stderr = errOut }()
 		}
+	}
+	tests, format, err := testsCommand(c, report.Formats)
+	if err != nil {
+		return err
 	}
 	env := measure.DescribeEnv(version)
 	warnThreads(tests)

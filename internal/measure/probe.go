@@ -211,8 +211,11 @@ func probeDevice(env Env, idx, threads int, o probeOptions, dir string, log func
 		if p.Busy != "" {
 			p.Merge(old)
 		}
+		// (A busy probe's other types are not carried into a quiet one:
+		// they would lose their mark; the next run that needs them
+		// times them again.)
 		for t, m := range old.MatMul {
-			if _, ok := p.MatMul[t]; !ok {
+			if _, ok := p.MatMul[t]; !ok && (old.Busy == "" || p.Busy != "") {
 				p.MatMul[t] = m
 			}
 		}
