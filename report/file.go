@@ -82,7 +82,7 @@ func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, pea
 				return err
 			}
 		}
-		return writeClasses(w, format == "md", recs, ref)
+		return writeClasses(w, format == "md", recs, ref, fleetWidth)
 	})
 }
 

@@ -28,8 +28,9 @@ func Classes(recs []record.Record) []string {
 
 // writeClasses writes a fleet's records side by side: one row per point,
 // one t/s column per hardware class, and each class's ratio to the
-// reference class (the first when ref is ""). Nothing for one class.
-func writeClasses(w io.Writer, md bool, recs []record.Record, ref string) error {
+// reference class (the first when ref is ""); a text table wider than
+// width (0: any) is summed up per test instead. Nothing for one class.
+func writeClasses(w io.Writer, md bool, recs []record.Record, ref string, width int) error {
 	classes := Classes(recs)
 	if len(classes) == 0 {
 		classes = []string{"none"}
@@ -42,21 +43,31 @@ func writeClasses(w io.Writer, md bool, recs []record.Record, ref string) error 
 	if len(classes) < 2 {
 		return nil
 	}
-	type row struct {
-		model, test string
-		ts          []float64
+	// Builds are not pooled either: with several, a row is a test of one
+	// build, named with it.
+	builds := map[string]bool{}
+	for i := range recs {
+		builds[recs[i].BuildID()] = true
 	}
-	var rows []*row
-	at := map[point.Key]*row{}
+	type rowKey struct {
+		key   point.Key
+		build string
+	}
+	var rows []*classRow
+	at := map[rowKey]*classRow{}
 	for i := range recs {
 		r := &recs[i]
 		if !r.OK() {
 			continue
 		}
-		x := at[r.Key]
+		k := rowKey{r.Key, r.BuildID()}
+		x := at[k]
 		if x == nil {
-			x = &row{model: label(r), test: r.Test, ts: make([]float64, len(classes))}
-			at[r.Key] = x
+			x = &classRow{model: label(r), test: r.Test, ts: make([]float64, len(classes))}
+			if len(builds) > 1 {
+				x.test += " @ " + cmp.Or(r.BuildID(), "?")
+			}
+			at[k] = x
 			rows = append(rows, x)
 		}
 		for j, c := range classes {
@@ -92,6 +103,20 @@ func writeClasses(w io.Writer, md bool, recs []record.Record, ref string) error 
 		}
 		lines = append(lines, cells)
 	}
+	if !md {
+		var b strings.Builder
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		for _, l := range append([][]string{head}, lines...) {
+			fmt.Fprintln(tw, strings.Join(l, "\t")+"\t")
+		}
+		tw.Flush()
+		if width > 0 && slices.ContainsFunc(strings.Split(b.String(), "\n"), func(l string) bool { return len([]rune(l)) > width }) {
+			return writeClassSummary(w, rows, classes)
+		}
+		fmt.Fprintf(w, "\n%d hardware classes side by side (ratios to %s):\n", len(classes), ref)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	fmt.Fprintf(w, "\n%d hardware classes side by side (ratios to %s):\n", len(classes), ref)
 	if md {
 		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
@@ -112,4 +137,58 @@ func rateOr(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// fleetWidth is the widest a fleet's side-by-side table may be on a
+// terminal; past it, a summary per test takes its place.
+const fleetWidth = 120
+
+// classRow is one test's t/s in each class (0: not measured there).
+type classRow struct {
+	model, test string
+	ts          []float64
+}
+
+// writeClassSummary sums up a fleet too wide to set side by side: per
+// test, how many classes measured it, their median, slowest and fastest
+// t/s and which classes those were (numbered, the numbers listed below),
+// each class its own figure: nothing is pooled into one mean.
+func writeClassSummary(w io.Writer, rows []*classRow, classes []string) error {
+	fmt.Fprintf(w, "\n%d hardware classes, too many to set side by side: each test's t/s across them (one figure a class)\n", len(classes))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "model\ttest\tclasses\tmedian t/s\tslowest\t\tfastest\t\tfastest/slowest\t")
+	for _, x := range rows {
+		var got []float64
+		lo, hi := -1, -1
+		for j, v := range x.ts {
+			if v <= 0 {
+				continue
+			}
+			got = append(got, v)
+			if lo < 0 || v < x.ts[lo] {
+				lo = j
+			}
+			if hi < 0 || v > x.ts[hi] {
+				hi = j
+			}
+		}
+		if len(got) == 0 {
+			continue
+		}
+		slices.Sort(got)
+		med := got[len(got)/2]
+		if len(got)%2 == 0 {
+			med = (got[len(got)/2-1] + got[len(got)/2]) / 2
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t#%d\t%.2f\t#%d\t%.2f\t%.2fx\t\n", x.model, x.test, len(got), med, lo+1, x.ts[lo], hi+1, x.ts[hi], x.ts[hi]/x.ts[lo])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var names []string
+	for i, c := range classes {
+		names = append(names, fmt.Sprintf("#%d %s", i+1, c))
+	}
+	_, err := fmt.Fprintln(w, strings.Join(wrap("classes: "+strings.Join(names, ", "), noteWidth, "    "), "\n"))
+	return err
 }
