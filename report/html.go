@@ -294,8 +294,8 @@ func htmlWith(w io.Writer, recs []record.Record, tl Timeline, ts []Tradeoff, ori
 	}
 	if len(Classes(recs)) > 1 {
 		var t strings.Builder
-		writeClasses(&t, false, recs, "", 0)
-		fmt.Fprintf(&b, "<h2>Hardware classes side by side</h2>\n<pre>%s</pre>\n", esc(strings.TrimSpace(t.String())))
+		writeClasses(&t, false, recs, "", fleetWidth)
+		fmt.Fprintf(&b, "<h2>Hardware classes</h2>\n<pre>%s</pre>\n", esc(strings.TrimSpace(t.String())))
 	}
 	b.WriteString("<h2>Results</h2>\n<table><tr>")
 	cols := columnsFor(recs)
