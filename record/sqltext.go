@@ -257,33 +257,11 @@ func (p *sqlParser) insert() error {
 		if _, err := p.expect("("); err != nil {
 			return err
 		}
-		row := sqlite.Row{}
-		for i := 0; ; i++ {
-			v, err := p.value()
-			if err != nil {
-				return err
-			}
-			if i >= len(cols) {
-				return fmt.Errorf("more values than the %d columns of %s", len(cols), table)
-			}
-			row[cols[i]] = v
-			t, err := p.expect(",", ")")
-			if err != nil {
-				return err
-			}
-			if t.is(")") {
-				if i+1 != len(cols) {
-					return fmt.Errorf("%d values for the %d columns of %s", i+1, len(cols), table)
-				}
-				break
-			}
+		row, err := p.values(table, cols, ")")
+		if err != nil {
+			return err
 		}
-		row["rowid"] = tb.nextID
-		p.lastID = tb.nextID
-		tb.nextID++
-		if tb.keep {
-			tb.rows = append(tb.rows, row)
-		}
+		p.add(tb, row)
 		t, err := p.expect(",", ";")
 		if err != nil {
 			return err
@@ -299,26 +277,9 @@ func (p *sqlParser) insert() error {
 // last_insert_rowid() AND column = value ...), and adds the row only when
 // the row it links to is there and holds those values, as SQLite does.
 func (p *sqlParser) insertIfLinked(table string, tb *sqlTable, cols []string) error {
-	row := sqlite.Row{}
-	for i := 0; ; i++ {
-		v, err := p.value()
-		if err != nil {
-			return err
-		}
-		if i >= len(cols) {
-			return fmt.Errorf("more values than the %d columns of %s", len(cols), table)
-		}
-		row[cols[i]] = v
-		t, err := p.expect(",", "WHERE")
-		if err != nil {
-			return err
-		}
-		if t.word("WHERE") {
-			if i+1 != len(cols) {
-				return fmt.Errorf("%d values for the %d columns of %s", i+1, len(cols), table)
-			}
-			break
-		}
+	row, err := p.values(table, cols, "WHERE")
+	if err != nil {
+		return err
 	}
 	for _, w := range []string{"EXISTS", "(", "SELECT"} {
 		if _, err := p.expect(w); err != nil {
@@ -373,16 +334,47 @@ func (p *sqlParser) insertIfLinked(table string, tb *sqlTable, cols []string) er
 	if _, err := p.expect(";"); err != nil {
 		return err
 	}
-	if linked == nil {
-		return nil
+	if linked != nil {
+		p.add(tb, row)
 	}
+	return nil
+}
+
+// values reads one value per column of cols, separated by commas, up to
+// and including end (")" after VALUES, WHERE after a linked SELECT).
+func (p *sqlParser) values(table string, cols []string, end string) (sqlite.Row, error) {
+	row := sqlite.Row{}
+	for i := 0; ; i++ {
+		v, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		if i >= len(cols) {
+			return nil, fmt.Errorf("more values than the %d columns of %s", len(cols), table)
+		}
+		row[cols[i]] = v
+		t, err := p.expect(",", end)
+		if err != nil {
+			return nil, err
+		}
+		if !t.is(",") {
+			if i+1 != len(cols) {
+				return nil, fmt.Errorf("%d values for the %d columns of %s", i+1, len(cols), table)
+			}
+			return row, nil
+		}
+	}
+}
+
+// add inserts row into tb as SQLite would: the next rowid, which
+// last_insert_rowid() then gives.
+func (p *sqlParser) add(tb *sqlTable, row sqlite.Row) {
 	row["rowid"] = tb.nextID
 	p.lastID = tb.nextID
 	tb.nextID++
 	if tb.keep {
 		tb.rows = append(tb.rows, row)
 	}
-	return nil
 }
 
 // value reads one literal value.
