@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/stats"
 )
 
 // Classes are the hardware classes of measured records, in the order
@@ -103,33 +104,27 @@ func writeClasses(w io.Writer, md bool, recs []record.Record, ref string, width 
 		}
 		lines = append(lines, cells)
 	}
-	if !md {
-		var b strings.Builder
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		for _, l := range append([][]string{head}, lines...) {
-			fmt.Fprintln(tw, strings.Join(l, "\t")+"\t")
-		}
-		tw.Flush()
-		if width > 0 && slices.ContainsFunc(strings.Split(b.String(), "\n"), func(l string) bool { return len([]rune(l)) > width }) {
-			return writeClassSummary(w, rows, classes)
-		}
-		fmt.Fprintf(w, "\n%d hardware classes side by side (ratios to %s):\n", len(classes), ref)
-		_, err := io.WriteString(w, b.String())
-		return err
-	}
-	fmt.Fprintf(w, "\n%d hardware classes side by side (ratios to %s):\n", len(classes), ref)
 	if md {
+		fmt.Fprintf(w, "\n%d hardware classes side by side (ratios to %s):\n", len(classes), ref)
 		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
 		for _, l := range lines {
 			fmt.Fprintln(w, mdRow(l))
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// Laid out first: a table past width is summed up instead.
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	for _, l := range append([][]string{head}, lines...) {
 		fmt.Fprintln(tw, strings.Join(l, "\t")+"\t")
 	}
-	return tw.Flush()
+	tw.Flush()
+	if width > 0 && slices.ContainsFunc(strings.Split(b.String(), "\n"), func(l string) bool { return len([]rune(l)) > width }) {
+		return writeClassSummary(w, rows, classes)
+	}
+	fmt.Fprintf(w, "\n%d hardware classes side by side (ratios to %s):\n", len(classes), ref)
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func rateOr(v float64) string {
@@ -175,12 +170,7 @@ func writeClassSummary(w io.Writer, rows []*classRow, classes []string) error {
 		if len(got) == 0 {
 			continue
 		}
-		slices.Sort(got)
-		med := got[len(got)/2]
-		if len(got)%2 == 0 {
-			med = (got[len(got)/2-1] + got[len(got)/2]) / 2
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t#%d\t%.2f\t#%d\t%.2f\t%.2fx\t\n", x.model, x.test, len(got), med, lo+1, x.ts[lo], hi+1, x.ts[hi], x.ts[hi]/x.ts[lo])
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t#%d\t%.2f\t#%d\t%.2f\t%.2fx\t\n", x.model, x.test, len(got), stats.Median(got), lo+1, x.ts[lo], hi+1, x.ts[hi], x.ts[hi]/x.ts[lo])
 	}
 	if err := tw.Flush(); err != nil {
 		return err

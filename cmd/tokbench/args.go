@@ -39,7 +39,7 @@ func flagsFirst(app *cli.App, args []string) []string {
 			// A switch alone is 1 (--no-kv-offload); llama-bench's take
 			// a list: -nkvo 0,1. A value that is not a flag is the
 			// switch's, checked where it is read (-nkvo 2: "give 0 or 1").
-			if j+1 < len(args) && (isBoolList(args[j+1]) || !strings.HasPrefix(args[j+1], "-")) {
+			if j+1 < len(args) && !strings.HasPrefix(args[j+1], "-") {
 				flags = append(flags, a+"="+args[j+1])
 				j++
 			} else {
@@ -117,12 +117,3 @@ func isBool(flags []cli.Flag, arg string) bool {
 
 func isBoolValue(s string) bool { return s == "0" || s == "1" || s == "true" || s == "false" }
 
-// isBoolList says whether s is a comma list of 0/1/true/false.
-func isBoolList(s string) bool {
-	for _, v := range strings.Split(s, ",") {
-		if !isBoolValue(v) {
-			return false
-		}
-	}
-	return true
-}
