@@ -116,4 +116,3 @@ func isBool(flags []cli.Flag, arg string) bool {
 }
 
 func isBoolValue(s string) bool { return s == "0" || s == "1" || s == "true" || s == "false" }
-
