@@ -87,7 +87,7 @@ demo:
 	@mkdir -p build
 	@echo "building tokbench (a first build compiles llama.cpp: minutes; its output in build/demo-build.log)"
 	@$(MAKE) --no-print-directory build >build/demo-build.log 2>&1 || { cat build/demo-build.log; exit 1; }
-	$(BIN) run --synth smollm-135m --synth-type q8_0 -p 128 -n 32 -r 3
+	$(BIN) run --synth smollm-135m --synth-type q8_0 -p 128 -n 32 -r 3 --probe
 
 vet:
 	$(GO) vet $(GOTAGS) ./...

@@ -341,7 +341,9 @@ func (w *synthWriter) tensor(idx int, t synthTensor) error {
 		return err
 	}
 	rowBytes := int64(C.ggml_row_size(t.typ, C.int64_t(t.ne[0])))
-	rowsPer := max(1, chunkElems/t.ne[0])
+	// A chunk is at most the tensor: a small model's buffers are not
+	// 4 MiB a tensor and a thread (zeroed by make).
+	rowsPer := min(max(1, chunkElems/t.ne[0]), t.rows())
 	nChunks := (t.rows() + rowsPer - 1) / rowsPer
 	scale := float32(math.Sqrt(3 / float64(t.ne[0])))
 	constant := t.norm || t.zero
@@ -355,14 +357,14 @@ func (w *synthWriter) tensor(idx int, t synthTensor) error {
 		scratch []float32
 		out     []byte
 	}
-	bufs := make([]buf, w.threads)
+	bufs := make([]buf, min(int64(w.threads), nChunks))
 	for i := range bufs {
 		bufs[i] = buf{make([]float32, rowsPer*t.ne[0]), make([]byte, rowsPer*rowBytes)}
 	}
 	sizes := make([]int64, w.threads)
-	for c0 := int64(0); c0 < nChunks; c0 += int64(w.threads) {
+	for c0 := int64(0); c0 < nChunks; c0 += int64(len(bufs)) {
 		var wg sync.WaitGroup
-		n := min(int64(w.threads), nChunks-c0)
+		n := min(int64(len(bufs)), nChunks-c0)
 		for k := int64(0); k < n; k++ {
 			wg.Add(1)
 			go func(k int64) {

@@ -474,9 +474,11 @@ func TestDoctor(t *testing.T) {
 	}
 }
 
-// A first run on hardware without a probe probes it once (cached), so its
-// roofline has ceilings; the second run does not probe again; --no-probe
-// leaves the class unprobed and says "no ceiling".
+// A first run on hardware without a probe measures at once; a short one
+// (shorter than the probe) leaves the probe to tokbench probe and says
+// so, with --probe it probes after its tests (cached), so its roofline
+// has ceilings; the next run does not probe again; --no-probe leaves the
+// class unprobed and says "no ceiling".
 func TestRunProbesOnce(t *testing.T) {
 	model := tinyModel(t)
 	run := func(cache string, args ...string) (string, []map[string]any) {
@@ -490,8 +492,14 @@ func TestRunProbesOnce(t *testing.T) {
 	cache := t.TempDir()
 	stderr, recs := run(cache)
 	a, _ := recs[0]["roofline"].(map[string]any)
+	probes, _ := filepath.Glob(filepath.Join(cache, "probe", "*"))
+	if strings.Contains(stderr, "probing") || !strings.Contains(stderr, "tokbench probe -t 1 measures them once") || a == nil || a["verdict"] != "no ceiling" || len(probes) > 0 {
+		t.Errorf("a first run shorter than the probe: roofline %v, probes %v\n%s", a, probes, stderr)
+	}
+	stderr, recs = run(cache, "--probe")
+	a, _ = recs[0]["roofline"].(map[string]any)
 	if !strings.Contains(stderr, "a quick probe, once") || a == nil || a["peak_source"] != "probe" || a["verdict"] == "no ceiling" {
-		t.Errorf("first run: roofline %v\n%s", a, stderr)
+		t.Errorf("run --probe: roofline %v\n%s", a, stderr)
 	}
 	if stderr, _ := run(cache); strings.Contains(stderr, "probing") {
 		t.Errorf("the second run probed again:\n%s", stderr)

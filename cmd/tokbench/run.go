@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/host"
@@ -33,6 +35,7 @@ func runCommand() *cli.Command {
 		Flags: append(append(runFlags(report.Formats),
 			wideFlag, tagParallelFlag,
 			&cli.BoolFlag{Name: "no-probe", Usage: "do not probe this hardware class's ceilings when none are known yet"},
+			&cli.BoolFlag{Name: "probe", Usage: "probe this hardware class's ceilings when none are known yet, however short the tests (by default only when they take longer than the probe)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "estimate each test (memory, bytes and FLOPs per step, ceiling) without making or loading a model"},
 			&cli.BoolFlag{Name: "progress", Usage: "say each test's warm-up and repetitions on stderr as they start (llama-bench's --progress)"},
 			&cli.StringFlag{Name: "output-err", Aliases: []string{"oe"}, Usage: "also write the results in this format to stderr (llama-bench's -oe): " + strings.Join(report.Formats, ", ")},
@@ -84,19 +87,6 @@ func doRun(c *cli.Context) error {
 	}
 	env := measure.DescribeEnv(version)
 	warnThreads(tests)
-	if !c.Bool("no-probe") {
-		// A first run on new hardware shows its verdicts, not "no ceiling".
-		probed := map[int]bool{}
-		types := probeTypes(tests)
-		for _, p := range tests {
-			if !probed[p.Threads] {
-				probed[p.Threads] = true
-				if err := measure.EnsureProbe(env, p, types, env.CacheDir, func(s string) { fmt.Fprintln(os.Stderr, s) }); err != nil {
-					fmt.Fprintln(os.Stderr, "tokbench: probe:", err)
-				}
-			}
-		}
-	}
 	sampler, stopSampling, err := startSampling(c)
 	if err != nil {
 		return err
@@ -110,6 +100,7 @@ func doRun(c *cli.Context) error {
 		}
 	}
 	done := map[point.Key]int{}
+	start := time.Now()
 	recs, err := measure.Tests(c.Context, tests, env, sampler, func(r record.Record) {
 		// A test given twice (-m a,a) is numbered by its own place.
 		label := labels[r.Key]
@@ -121,6 +112,13 @@ func doRun(c *cli.Context) error {
 	}, progress)
 	if serr := stopSampling(); serr != nil && err == nil {
 		err = serr
+	}
+	if !c.Bool("no-probe") && c.Context.Err() == nil && !errors.Is(err, engine.ErrCanceled) {
+		within := time.Since(start)
+		if c.Bool("probe") {
+			within = math.MaxInt64
+		}
+		probeAfter(env, tests, within)
 	}
 	annotate(recs)
 	// What was measured is printed even when a later test failed.
@@ -247,6 +245,35 @@ func repeatLabel(tests []point.Point, k point.Key, n int, label string) string {
 
 // probeTypes are the weight types the tests' models need ceilings of
 // (measure.ProbeTypes).
+// probeAfter probes the ceilings the tests' verdicts need where this
+// hardware class has none yet, once (cached), after the tests: they
+// start at once, as llama-bench's do. A probe that would take longer
+// than within (the tests' own time) is left to tokbench probe, and said:
+// a short first run is not made many times longer by its ceilings.
+func probeAfter(env measure.Env, tests []point.Point, within time.Duration) {
+	probed := map[int]bool{}
+	types := probeTypes(tests)
+	var left []string
+	for _, p := range tests {
+		if probed[p.Threads] {
+			continue
+		}
+		probed[p.Threads] = true
+		ok, err := measure.EnsureProbe(env, p, types, env.CacheDir, within, func(s string) { fmt.Fprintln(os.Stderr, s) })
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tokbench: probe:", err)
+		}
+		if !ok {
+			left = append(left, fmt.Sprint(p.Threads))
+		}
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "tokbench: no ceilings known for %s at -t %s yet, so no verdicts (eff, limit): a quick probe (a few seconds) "+
+			"would take longer than these tests; tokbench probe -t %s measures them once (or run --probe)\n",
+			env.Device(tests[0]).Class, strings.Join(left, ","), left[0])
+	}
+}
+
 func probeTypes(tests []point.Point) []string {
 	var files []plan.File
 	seen := map[string]bool{}

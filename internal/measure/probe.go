@@ -23,18 +23,21 @@ type probeOptions struct {
 	types     []string // the weight types whose products are timed
 	reps      int      // each figure's repetitions (their median)
 	bandwidth bool     // the bandwidths too, not the types' products alone
+	curve     []int64  // the working sets of a CPU's read curve
 	budget    time.Duration
 }
 
 // A full probe (tokbench probe) measures each figure three times, for up
 // to a second each; a first run's quick one once, for a tenth of that
-// (its fastest of a few runs), so a first run costs about its own tests.
+// (its fastest of a few runs), and its read curve without the GiB (the
+// copy's 256 MiB are past most caches already), so a first run costs
+// about its own tests.
 func fullProbe(types []string, reps int) probeOptions {
-	return probeOptions{types: types, reps: reps, bandwidth: true, budget: time.Second}
+	return probeOptions{types: types, reps: reps, bandwidth: true, curve: curveSets, budget: time.Second}
 }
 
 func quickProbe(types []string, bandwidth bool) probeOptions {
-	return probeOptions{types: types, reps: 1, bandwidth: bandwidth, budget: 100 * time.Millisecond}
+	return probeOptions{types: types, reps: 1, bandwidth: bandwidth, curve: curveSets[:len(curveSets)-1], budget: 100 * time.Millisecond}
 }
 
 // probe measures device dev (one of engine.Devices()) as o says, keeping
@@ -124,7 +127,7 @@ func probeBandwidth(p *roofline.Probe, dev, threads int, copyBytes int64, iters 
 	p.ReadBWGBs = stats.Median(reads)
 	log(fmt.Sprintf("read bandwidth: %.1f GB/s (f32 matrix-vector product over %d MiB)", p.ReadBWGBs, copyBytes>>20))
 	if curve {
-		sets, err := readCurve(dev, threads, copyBytes, p.ReadBWGBs, o.budget)
+		sets, err := readCurve(dev, threads, o.curve, copyBytes, p.ReadBWGBs, o.budget)
 		if err != nil {
 			return err
 		}
@@ -145,12 +148,12 @@ func probeBandwidth(p *roofline.Probe, dev, threads int, copyBytes int64, iters 
 var curveSets = []int64{4 << 20, 16 << 20, 64 << 20, 1 << 30}
 
 // readCurve times the probe's read (an F32 matrix-vector product, again
-// and again over the same matrix) over each working set, plus the one
-// already measured (at, gbs), smallest first.
-func readCurve(dev, threads int, at int64, gbs float64, budget time.Duration) ([]roofline.WorkingSetBW, error) {
+// and again over the same matrix) over each working set of sets, plus
+// the one already measured (at, gbs), smallest first.
+func readCurve(dev, threads int, sets []int64, at int64, gbs float64, budget time.Duration) ([]roofline.WorkingSetBW, error) {
 	const k = 4096
 	var out []roofline.WorkingSetBW
-	for _, ws := range curveSets {
+	for _, ws := range sets {
 		m := ws / 4 / k
 		s, err := engine.ProbeMatMul(dev, threads, "f32", m, 1, k, 1000, budget)
 		if err != nil {
@@ -261,14 +264,25 @@ func machineQuiet() bool {
 	return n.OtherCPUPct <= host.MaxOtherCPUPct && n.StealPct <= host.MaxStealPct
 }
 
+// A quick probe's cost on a CPU, measured: about 1.5 s for the
+// bandwidths and 0.15 s a weight type on a 2-core EPYC VM (huge pages;
+// 6 s without them, or with the GiB read). A GPU's sizes take longer.
+const (
+	quickBandwidthCost = 2 * time.Second
+	quickTypeCost      = 300 * time.Millisecond
+	gpuProbeFactor     = 4
+)
+
 // EnsureProbe probes, once, the device a point runs on when its hardware
 // class has no probe in dir at the point's threads yet, or one without
 // some of types (the run's: ProbeTypes), so that the point's roofline has
 // ceilings; log says so. A first probe is quick (one repetition, the
-// types the run needs: a few seconds on a CPU, not a run's worth);
+// types the run needs: a second or two on a CPU, not a run's worth);
 // tokbench probe measures all of it three times. Nothing when the probe
-// holds what the run needs.
-func EnsureProbe(env Env, p point.Point, types []string, dir string, log func(string)) error {
+// holds what the run needs, or when it would take longer than within (a
+// run's own tests: a short run is not made many times longer by its
+// ceilings); then it returns false.
+func EnsureProbe(env Env, p point.Point, types []string, dir string, within time.Duration, log func(string)) (bool, error) {
 	d := env.Device(p)
 	name := d.ProbeName()
 	old, err := roofline.LoadProbe(dir, name)
@@ -285,29 +299,39 @@ func EnsureProbe(env Env, p point.Point, types []string, dir string, log func(st
 		if old.Busy != "" && machineQuiet() {
 			missing = nil
 		} else if len(missing) == 0 {
-			return nil
+			return true, nil
 		}
 	}
 	dev, ok := env.WorkingDevice(p)
 	if !ok {
-		return err
+		return true, err
+	}
+	cost := quickBandwidthCost + time.Duration(len(types))*quickTypeCost
+	if len(missing) > 0 {
+		cost = time.Duration(len(missing)) * quickTypeCost
+	}
+	if dev.Type != "cpu" {
+		cost *= gpuProbeFactor
+	}
+	if cost > within {
+		return old != nil && len(missing) == 0, nil
 	}
 	// More threads than cores read and compute no faster: their ceilings
 	// are the cores' (probed once), not a probe of the oversubscription.
 	if cores := runtime.NumCPU(); dev.Type == "cpu" && p.Threads > cores {
 		q := p
 		q.Threads = cores
-		if err := EnsureProbe(env, q, types, dir, log); err != nil {
-			return err
+		if ok, err := EnsureProbe(env, q, types, dir, within, log); !ok || err != nil {
+			return ok, err
 		}
 		base, err := roofline.LoadProbe(dir, env.Device(q).ProbeName())
 		if base == nil {
-			return err
+			return true, err
 		}
 		at := *base
 		at.Class, at.Threads = d.Class, p.Threads
 		_, err = at.Save(dir)
-		return err
+		return true, err
 	}
 	switch {
 	case err != nil:
@@ -317,12 +341,12 @@ func EnsureProbe(env Env, p point.Point, types []string, dir string, log func(st
 		// Only the types the probe lacks: the rest stand.
 		log(fmt.Sprintf("no %s ceilings known for %s yet: probing them once (cached)", strings.Join(missing, ", "), name))
 		_, _, err = probeDevice(env, dev.Index, p.Threads, quickProbe(missing, false), dir, log)
-		return err
+		return true, err
 	case old != nil:
 		log(fmt.Sprintf("the ceilings of %s were probed while %s: the machine is quiet now, probing it again", name, old.Busy))
 	default:
 		log(fmt.Sprintf("no ceilings known for %s yet: a quick probe, once (cached; tokbench probe measures it three times, --no-probe skips this)", name))
 	}
 	_, _, err = probeDevice(env, dev.Index, p.Threads, quickProbe(types, true), dir, log)
-	return err
+	return true, err
 }

@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/tokbench/tokbench/gpu"
@@ -55,12 +56,15 @@ func TestRooflineOnAKnownModel(t *testing.T) {
 	}
 	// Without a probe, a CPU record has no ceiling and no roofline is made
 	// up: its kernels still split the step from the software around them,
-	// but no hardware time is claimed.
+	// but no hardware time is claimed (on a busy machine, kernels timed
+	// alone can take longer than the step: then the split is not vouched
+	// for, and says so).
 	recs[0].Roofline = nil
 	if err := record.Annotate(recs, &roofline.Cache{Dir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
-	if a := recs[0].Roofline; a.CeilingTs != 0 || a.Decomp == nil || a.Decomp.HardwareMs != 0 || (a.Verdict != roofline.SoftwareLimited && a.Verdict != roofline.KernelBound) {
+	if a := recs[0].Roofline; a.CeilingTs != 0 || a.Decomp == nil || a.Decomp.HardwareMs != 0 ||
+		!slices.Contains([]string{roofline.SoftwareLimited, roofline.KernelBound, roofline.Unvouched}, a.Verdict) {
 		t.Errorf("no probe: %+v", a)
 	}
 	recs[0].Roofline, recs[0].Kernels = nil, nil
