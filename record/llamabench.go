@@ -70,7 +70,7 @@ func FromLlamaBench(row map[string]any) (Record, error) {
 		}
 		c, err := coerce(kind, v)
 		if err != nil {
-			return Record{}, fmt.Errorf("%s: %v", k, err)
+			return Record{}, fmt.Errorf("%s: %w", k, err)
 		}
 		obj[k] = c
 	}
@@ -170,13 +170,13 @@ func complete(r *Record) error {
 func readArray(path string, data []byte) ([]Record, error) {
 	var objs []json.RawMessage
 	if err := json.Unmarshal(data, &objs); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON array of benchmark records: %v", path, err)
+		return nil, fmt.Errorf("%s: not a JSON array of benchmark records: %w", path, err)
 	}
 	recs := make([]Record, 0, len(objs))
 	for i, o := range objs {
 		r, err := readObject(o)
 		if err != nil {
-			return nil, fmt.Errorf("%s record %d: %v", path, i+1, err)
+			return nil, fmt.Errorf("%s record %d: %w", path, i+1, err)
 		}
 		recs = append(recs, r)
 	}

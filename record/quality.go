@@ -84,7 +84,7 @@ func ReadQuality(path string) ([]Quality, error) {
 		}
 		var q Quality
 		if err := json.Unmarshal(line, &q); err != nil {
-			return fmt.Errorf("%s line %d is not a quality block: %v", path, n, err)
+			return fmt.Errorf("%s line %d is not a quality block: %w", path, n, err)
 		}
 		out = append(out, q)
 		return nil

@@ -55,12 +55,12 @@ func Read(path string) (recs []Record, intact int64, torn bool, err error) {
 				if err == nil {
 					err = lerr
 				}
-				return fmt.Errorf("%s line %d is not a tokbench record, nor llama-bench's: %v", path, n, err)
+				return fmt.Errorf("%s line %d is not a tokbench record, nor llama-bench's: %w", path, n, err)
 			}
 			r = lb
 		}
 		if err := r.checkRates(); err != nil {
-			return fmt.Errorf("%s line %d: %v", path, n, err)
+			return fmt.Errorf("%s line %d: %w", path, n, err)
 		}
 		in.record(&r)
 		if len(chunks) == 0 || len(chunks[len(chunks)-1]) == cap(chunks[len(chunks)-1]) {

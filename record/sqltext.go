@@ -528,7 +528,7 @@ func (l *sqlLexer) next() (sqlToken, error) {
 			}
 			b, err := hex.DecodeString(s)
 			if err != nil {
-				return sqlToken{}, fmt.Errorf("a blob literal that is not hex: %v", err)
+				return sqlToken{}, fmt.Errorf("a blob literal that is not hex: %w", err)
 			}
 			return sqlToken{kind: tokBlob, text: string(b)}, nil
 		case c == '_' || isLetter(c):

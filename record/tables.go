@@ -54,7 +54,7 @@ func readRows(path string, rows []sqlite.Row) ([]Record, error) {
 			r, err = FromLlamaBench(row)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s row %d: %v", path, i+1, err)
+			return nil, fmt.Errorf("%s row %d: %w", path, i+1, err)
 		}
 		recs = append(recs, r)
 	}
@@ -69,7 +69,7 @@ func csvRows(path string) ([]sqlite.Row, error) {
 	defer f.Close()
 	all, err := csv.NewReader(f).ReadAll()
 	if err != nil {
-		return nil, fmt.Errorf("%s: not CSV: %v", path, err)
+		return nil, fmt.Errorf("%s: not CSV: %w", path, err)
 	}
 	if len(all) == 0 {
 		return nil, fmt.Errorf("%s: empty", path)
@@ -104,19 +104,19 @@ func sqlRows(path string, kind int) ([]sqlite.Row, error) {
 	}
 	db, err := sqlite.OpenReadOnly(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer db.Close()
 	rows, err := db.ReadTable(BenchTable)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !db.HasTable(OwnTable) {
 		return rows, nil
 	}
 	own, err := db.ReadTable(OwnTable)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	attachOwn(rows, own)
 	return rows, nil

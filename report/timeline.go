@@ -35,7 +35,7 @@ func ReadTimeline(path string) (Timeline, error) {
 		line++
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			return nil, fmt.Errorf("%s line %d: not a telemetry sample: %v", path, line, err)
+			return nil, fmt.Errorf("%s line %d: not a telemetry sample: %w", path, line, err)
 		}
 		t, _ := m["unix"].(float64)
 		if t == 0 {

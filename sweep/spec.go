@@ -186,6 +186,8 @@ func (s *Spec) setNode(st *point.Setting, n *yaml.Node) error {
 
 // at places an error of a spec's value: its line for one not of the
 // setting's form, its key for one the setting does not take.
+// (%v, not %w: the error is placed here, and a SyntaxError it held must
+// not be placed again by a caller.)
 func at(key string, line int, err error) error {
 	var se point.SyntaxError
 	if errors.As(err, &se) {

@@ -32,6 +32,21 @@ var floatRanges = map[string][2]float64{
 	"alpha":            {1e-12, 0.5},
 }
 
+// intRange is an integer flag's range: intRanges', else the settings
+// table's (point.Settings) for a flag of a setting another command takes
+// as one number (quality's and serve's -ngl), so the two cannot differ.
+func intRange(name string) ([2]int64, bool) {
+	if r, ok := intRanges[name]; ok {
+		return r, true
+	}
+	for _, st := range point.Settings {
+		if st.Ints && st.Flag == name {
+			return [2]int64{int64(st.Min), int64(st.Max)}, true
+		}
+	}
+	return [2]int64{}, false
+}
+
 // intRanges bound the integer flags, by name, in every command that has
 // one: beyond them a count makes no sense on any machine, and the fuzzing
 // of every flag found each of these making an allocation fail, llama.cpp
@@ -73,8 +88,6 @@ var intRanges = map[string][2]int64{
 	"quality-top-k":       {1, 1 << 16},
 	"device":              {0, 1024},
 	"main-gpu":            {0, 1024},
-	"n-gpu-layers":        {-1, 1 << 20},
-	"n-cpu-moe":           {0, 1 << 20},
 	"prio":                {-1, 3},
 }
 
@@ -104,7 +117,7 @@ func checkFlags(c *cli.Context) error {
 				return usagef("--%s %v: give a finite number", fl.Name, v)
 			}
 		case *cli.IntFlag:
-			if r, ok := intRanges[fl.Name]; ok && c.IsSet(fl.Name) {
+			if r, ok := intRange(fl.Name); ok && c.IsSet(fl.Name) {
 				if v := int64(c.Int(fl.Name)); v < r[0] || v > r[1] {
 					return usagef("--%s %d: give a number from %d to %d", fl.Name, v, r[0], r[1])
 				}

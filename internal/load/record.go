@@ -86,7 +86,7 @@ func ReadResults(path string) (lines []Line, requests int, torn bool, err error)
 	_, torn, err = record.Lines(path, "a JSON line of tokbench load or capacity", func(n int, b []byte) error {
 		var l Line
 		if err := json.Unmarshal(b, &l); err != nil {
-			return fmt.Errorf("%s line %d is not a line of tokbench load or capacity: %v", path, n, err)
+			return fmt.Errorf("%s line %d is not a line of tokbench load or capacity: %w", path, n, err)
 		}
 		switch {
 		case l.Kind == KindRequest && l.Request != nil:

@@ -235,7 +235,7 @@ func readJSONTrace(r io.Reader, t *Trace, add func(int, float64, int, int) error
 		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			return fmt.Errorf("line %d is not a JSON object: %v", n, err)
+			return fmt.Errorf("line %d is not a JSON object: %w", n, err)
 		}
 		if names == nil {
 			for k := range m {
