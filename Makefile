@@ -57,7 +57,7 @@ export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS) $(QUIET)
 ARM64_BIN   ?= bin/arm64/tokbench
 ARM64_FLAGS ?= -O3 -march=armv8.2-a+dotprod+fp16
 
-.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags fuzz-sql bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-split bench-compare bench-roofline bench-moe bench-quality cuda vulkan gpu-bundle clean env
+.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags fuzz-sql bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-split bench-compare bench-scale bench-roofline bench-moe bench-quality cuda vulkan gpu-bundle clean env
 
 all: build
 
@@ -160,6 +160,12 @@ bench-split: build
 # significant (10 tries of tg64 -r 5).
 bench-compare: build
 	scripts/bench-compare.sh
+
+# A fleet's results at 10^4, 10^5 and 10^6 records: the seconds and peak
+# memory of report (table, html), merge of 100 shards, compare, baseline
+# create and report --sqlite, and their growth from 10^5 to 10^6.
+bench-scale: build
+	scripts/bench-scale.sh
 
 # The sampler's cost: tg/pp t/s with telemetry at 20 Hz against without.
 bench-telemetry: build

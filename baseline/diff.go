@@ -81,11 +81,13 @@ func diffKey(r *record.Record) []string {
 		fmt.Sprintf("mmap=%t", r.UseMmap), "ot=" + cmp.Or(r.TensorOverrides, "none"), "sampling=" + cmp.Or(r.Sampling, "none")}
 }
 
-// side is one test's measurements on one side: its first record, and
-// each run's samples.
+// side is one test's measurements on one side: what its first record
+// names it by (its model, test and key), the spread between processes
+// it claims, and each run's samples.
 type side struct {
-	rec  *record.Record
-	runs [][]float64
+	model, test, key string
+	processCV        float64
+	runs             [][]float64
 }
 
 func (s *side) samples() []float64 {
@@ -125,39 +127,63 @@ func (s *side) within() float64 {
 	return v / float64(len(s.runs))
 }
 
+// Side is one side of a comparison, gathered one record at a time
+// (Add): each measured test's samples by run, in memory that grows with
+// the samples and the tests, not with the records.
+type Side struct {
+	tests map[string]*side
+	order []string
+	runs  int
+}
+
+// Add adds a record of run (a file, from 0) to the side; a failed test
+// or one without samples adds nothing.
+func (g *Side) Add(run int, r *record.Record) {
+	g.runs = max(g.runs, run+1)
+	if !r.OK() || len(r.SamplesTs) == 0 {
+		return
+	}
+	k := strings.Join(diffKey(r), "|")
+	if g.tests == nil {
+		g.tests = map[string]*side{}
+	}
+	s := g.tests[k]
+	if s == nil {
+		s = &side{model: cmp.Or(r.ModelType, filepath.Base(r.ModelFile)), test: r.Test, key: k, processCV: r.ProcessCV}
+		g.tests[k] = s
+		g.order = append(g.order, k)
+	}
+	for len(s.runs) <= run {
+		s.runs = append(s.runs, nil)
+	}
+	s.runs[run] = append(s.runs[run], r.SamplesTs...)
+}
+
 // Diffs pairs the measured tests of two sides, each a list of runs (a
 // file each: one process, or a sweep's), and judges the changes with
 // their family-wise error bounded at alpha (Gate). Tests on one side only
 // are left out; unmatched counts them.
 func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate Gate, unmatched int) {
-	gather := func(runs [][]record.Record) (map[string]*side, []string) {
-		m := map[string]*side{}
-		var order []string
+	var sides [2]Side
+	for i, runs := range [][][]record.Record{a, b} {
+		sides[i].runs = len(runs)
 		for ri, recs := range runs {
-			for i := range recs {
-				r := &recs[i]
-				if !r.OK() || len(r.SamplesTs) == 0 {
-					continue
-				}
-				k := strings.Join(diffKey(r), "|")
-				if m[k] == nil {
-					m[k] = &side{rec: r}
-					order = append(order, k)
-				}
-				s := m[k]
-				for len(s.runs) <= ri {
-					s.runs = append(s.runs, nil)
-				}
-				s.runs[ri] = append(s.runs[ri], r.SamplesTs...)
+			for j := range recs {
+				sides[i].Add(ri, &recs[j])
 			}
 		}
-		for _, s := range m { // a run without the test is not one of its runs
+	}
+	return DiffSides(&sides[0], &sides[1], alpha, minEffect)
+}
+
+// DiffSides is Diffs of two sides gathered.
+func DiffSides(a, b *Side, alpha, minEffect float64) (diffs []Diff, gate Gate, unmatched int) {
+	for _, g := range []*Side{a, b} {
+		for _, s := range g.tests { // a run without the test is not one of its runs
 			s.runs = slices.DeleteFunc(s.runs, func(r []float64) bool { return len(r) == 0 })
 		}
-		return m, order
 	}
-	as, order := gather(a)
-	bs, border := gather(b)
+	as, order, bs, border := a.tests, a.order, b.tests, b.order
 	varies := varying(order)
 	var pairs [][2]*side
 	for _, k := range order {
@@ -172,11 +198,11 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate
 			unmatched++
 		}
 	}
-	gate.Spread, gate.DF, gate.SpreadFrom = spreadOf(len(a), len(b), pairs)
+	gate.Spread, gate.DF, gate.SpreadFrom = spreadOf(a.runs, b.runs, pairs)
 	tested := 0
 	for _, p := range pairs {
 		x, y := p[0], p[1]
-		d := Diff{Model: cmp.Or(x.rec.ModelType, filepath.Base(x.rec.ModelFile)), Test: x.rec.Test, Settings: varies(x.rec),
+		d := Diff{Model: x.model, Test: x.test, Settings: varies(x.key),
 			NA: len(x.samples()), NB: len(y.samples()), RunsA: len(x.runs), RunsB: len(y.runs), P: math.NaN(),
 			Ratio: stats.Ratio{Est: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}}
 		d.A, d.B = stats.Summarize(x.samples()).Mean, stats.Summarize(y.samples()).Mean
@@ -224,7 +250,7 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate
 			gate.FasterTests = append(gate.FasterTests, strings.TrimSpace(d.Model+" "+d.Test+" "+d.Settings))
 		}
 	}
-	gate.geoMean(len(a), len(b), diffs, pairs, alpha)
+	gate.geoMean(a.runs, b.runs, diffs, pairs, alpha)
 	if tested == 1 {
 		for _, d := range diffs {
 			if d.Verdict != NotTestable {
@@ -232,7 +258,7 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate
 			}
 		}
 	}
-	gate.Resolves = math.Exp(qTest*gate.Spread*math.Sqrt(1/float64(max(1, len(a)))+1/float64(max(1, len(b))))) - 1
+	gate.Resolves = math.Exp(qTest*gate.Spread*math.Sqrt(1/float64(max(1, a.runs))+1/float64(max(1, b.runs)))) - 1
 	gate.Regression = len(gate.SlowerTests) > 0 || verdictOf(gate.GeoMean, minEffect) == Slower
 	gate.Method = fmt.Sprintf("family-wise error at most %g: the geometric mean of %d tests at %g, and each test at %g/%d (Bonferroni); runs are the unit (each run's median), the spread between runs %s",
 		alpha, tested, alpha/2, alpha/2, tested, gate.SpreadFrom)
@@ -240,9 +266,9 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate
 		gate.Method = fmt.Sprintf("one test, at %g; runs are the unit (each run's median), the spread between runs %s", alpha, gate.SpreadFrom)
 	}
 	switch {
-	case len(a) < 3 || len(b) < 3:
+	case a.runs < 3 || b.runs < 3:
 		gate.Advice = fmt.Sprintf("with %d and %d runs a side, a test's change under %.1f%% cannot be told from run-to-run spread: give 3 runs a side (A1,A2,A3 B1,B2,B3)",
-			len(a), len(b), 100*gate.Resolves)
+			a.runs, b.runs, 100*gate.Resolves)
 	case gate.Resolves > minEffect:
 		gate.Advice = fmt.Sprintf("runs of one build differ by %.1f%% here: a test's change under %.1f%% cannot be told from that; give more runs a side, or measure on a quieter machine",
 			100*gate.Spread, 100*gate.Resolves)
@@ -285,7 +311,7 @@ func spreadOf(runsA, runsB int, pairs [][2]*side) (spread, df float64, from stri
 	}
 	cv := 0.0
 	for _, p := range pairs {
-		cv = max(cv, p[0].rec.ProcessCV, p[1].rec.ProcessCV)
+		cv = max(cv, p[0].processCV, p[1].processCV)
 	}
 	if cv > 0 {
 		return cv, math.Inf(1), fmt.Sprintf("%.1f%%, as the records claim between processes (process_cv)", 100*cv)
@@ -347,9 +373,9 @@ func runMeans(pairs [][2]*side, which, runs int) []float64 {
 	return out
 }
 
-// varying gives, for a record, the settings of its key that differ among
+// varying gives, for a test's key, the settings in it that differ among
 // the compared tests' keys (beyond the model and the test's name).
-func varying(order []string) func(*record.Record) string {
+func varying(order []string) func(key string) string {
 	var keys [][]string
 	for _, k := range order {
 		keys = append(keys, strings.Split(k, "|"))
@@ -363,8 +389,8 @@ func varying(order []string) func(*record.Record) string {
 			}
 		}
 	}
-	return func(r *record.Record) string {
-		k := diffKey(r)
+	return func(key string) string {
+		k := strings.Split(key, "|")
 		var out []string
 		for _, i := range at {
 			out = append(out, k[i])

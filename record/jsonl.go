@@ -86,15 +86,20 @@ func (w *Writer) Append(values ...any) error {
 	return w.f.Sync()
 }
 
-// AppendEach writes n values, item(0) to item(n-1), as JSON lines through
-// a buffer, then syncs: a large file is never one buffer in memory.
-func (w *Writer) AppendEach(n int, item func(i int) any) error {
+// Stream writes the values write emits as JSON lines through a buffer,
+// then syncs: a large file is never one buffer in memory, nor its values
+// one slice.
+func (w *Writer) Stream(write func(emit func(any) error) error) error {
 	b := bufio.NewWriterSize(w.f, 1<<20)
 	enc := json.NewEncoder(b)
-	for i := range n {
-		if err := enc.Encode(item(i)); err != nil {
+	err := write(func(v any) error {
+		if err := enc.Encode(v); err != nil {
 			return fmt.Errorf("results %s: %w", w.path, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := b.Flush(); err != nil {
 		return fmt.Errorf("%w: free space on its disk, or give another --out", err)

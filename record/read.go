@@ -20,29 +20,71 @@ import (
 // SQL text, or a SQLite database it was loaded into (tokbench's own rows
 // there read back whole).
 func Read(path string) (recs []Record, intact int64, torn bool, err error) {
-	kind, err := sniff(path)
-	if err != nil {
-		return nil, 0, false, err
-	}
-	switch kind {
-	case kindCSV, kindSQL, kindSQLite:
-		recs, err := readTable(path, kind)
-		return recs, 0, false, err
-	case kindArray:
-		data, err := infile.ReadFile(path)
-		if err != nil {
-			return nil, 0, false, err
-		}
-		recs, err := readArray(path, bytes.TrimSpace(bytes.TrimPrefix(data, []byte(utf8BOM))))
-		return recs, int64(len(data)), false, err
-	}
 	var in interner
 	// Records are gathered in chunks and copied once into a slice of the
 	// right length: a slice grown record by record (1.4 KB each) would
 	// copy them all at every growth.
 	var chunks [][]Record
 	count := 0
-	intact, torn, err = Lines(path, "a JSON record", func(n int, line []byte) error {
+	intact, torn, err = Each(path, func(r *Record) error {
+		in.record(r)
+		if len(chunks) == 0 || len(chunks[len(chunks)-1]) == cap(chunks[len(chunks)-1]) {
+			chunks = append(chunks, make([]Record, 0, 4096))
+		}
+		chunks[len(chunks)-1] = append(chunks[len(chunks)-1], *r)
+		count++
+		return nil
+	})
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if count > 0 {
+		recs = make([]Record, 0, count)
+	}
+	for i, c := range chunks {
+		recs = append(recs, c...)
+		chunks[i] = nil
+	}
+	return recs, intact, torn, nil
+}
+
+// Each reads a results file as Read does, giving each record to each in
+// the file's order, one at a time: JSONL (what tokbench and a fleet's
+// shards write) in memory that does not grow with the file; llama-bench's
+// other formats are read whole first. each may keep the record it is
+// given, not the pointer; an error it returns ends the reading.
+func Each(path string, each func(*Record) error) (intact int64, torn bool, err error) {
+	kind, err := sniff(path)
+	if err != nil {
+		return 0, false, err
+	}
+	var recs []Record
+	switch kind {
+	case kindCSV, kindSQL, kindSQLite:
+		recs, err = readTable(path, kind)
+	case kindArray:
+		var data []byte
+		if data, err = infile.ReadFile(path); err == nil {
+			intact = int64(len(data))
+			recs, err = readArray(path, bytes.TrimSpace(bytes.TrimPrefix(data, []byte(utf8BOM))))
+		}
+	default:
+		return eachLine(path, each)
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	for i := range recs {
+		if err := each(&recs[i]); err != nil {
+			return 0, false, err
+		}
+	}
+	return intact, false, nil
+}
+
+// eachLine is Each of a JSONL file.
+func eachLine(path string, each func(*Record) error) (intact int64, torn bool, err error) {
+	return Lines(path, "a JSON record", func(n int, line []byte) error {
 		if isQuality(line) {
 			return nil // read by ReadQuality
 		}
@@ -62,25 +104,8 @@ func Read(path string) (recs []Record, intact int64, torn bool, err error) {
 		if err := r.checkRates(); err != nil {
 			return fmt.Errorf("%s line %d: %w", path, n, err)
 		}
-		in.record(&r)
-		if len(chunks) == 0 || len(chunks[len(chunks)-1]) == cap(chunks[len(chunks)-1]) {
-			chunks = append(chunks, make([]Record, 0, 4096))
-		}
-		chunks[len(chunks)-1] = append(chunks[len(chunks)-1], r)
-		count++
-		return nil
+		return each(&r)
 	})
-	if err != nil {
-		return nil, 0, false, err
-	}
-	if count > 0 {
-		recs = make([]Record, 0, count)
-	}
-	for i, c := range chunks {
-		recs = append(recs, c...)
-		chunks[i] = nil
-	}
-	return recs, intact, torn, nil
 }
 
 // maxRate bounds a believable rate, tokens per second.

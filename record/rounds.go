@@ -1,11 +1,13 @@
 package record
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/stats"
 )
 
@@ -117,4 +119,42 @@ func Final(recs []Record) []Record {
 		return recs
 	}
 	return slices.DeleteFunc(slices.Clone(recs), func(r Record) bool { return r.Round > 0 && merged[r.Key.String()] })
+}
+
+// MergedPoints are the points (Key.String) an interleaved sweep merged in
+// the results file at path: what Final drops the rounds of, found without
+// keeping the records (and, in JSONL, without reading more of each line
+// than its round and key). A line that does not read is left to the
+// reading that follows.
+func MergedPoints(path string) (map[string]bool, error) {
+	merged := map[string]bool{}
+	add := func(rounds, round int, key func() (point.Key, error)) {
+		if rounds > 0 && round == 0 {
+			if k, err := key(); err == nil {
+				merged[k.String()] = true
+			}
+		}
+	}
+	kind, err := sniff(path)
+	if err != nil {
+		return nil, err
+	}
+	if kind != kindLines {
+		_, _, err := Each(path, func(r *Record) error {
+			add(r.Rounds, r.Round, func() (point.Key, error) { return r.Key, nil })
+			return nil
+		})
+		return merged, err
+	}
+	_, _, err = Lines(path, "a JSON record", func(_ int, line []byte) error {
+		var r struct {
+			Key           json.RawMessage
+			Round, Rounds int
+		}
+		if json.Unmarshal(line, &r) == nil {
+			add(r.Rounds, r.Round, func() (k point.Key, err error) { return k, json.Unmarshal(r.Key, &k) })
+		}
+		return nil
+	})
+	return merged, err
 }

@@ -89,34 +89,54 @@ var currentFields = []sqlField{
 // passes through whole. A column is INTEGER or REAL when its first value
 // is a number or boolean, else TEXT.
 func extraFields(recs []record.Record, have ...[]sqlField) []sqlField {
-	taken := map[string]bool{}
+	x := newExtras(have...)
+	for i := range recs {
+		x.add(&recs[i])
+	}
+	return x.fields()
+}
+
+// extras gathers extraFields one record at a time.
+type extras struct {
+	taken map[string]bool
+	out   []sqlField
+}
+
+func newExtras(have ...[]sqlField) *extras {
+	x := &extras{taken: map[string]bool{}}
 	for _, fs := range have {
 		for _, f := range fs {
-			taken[f.name] = true
+			x.taken[f.name] = true
 		}
 	}
-	var out []sqlField
-	for i := range recs {
-		for _, name := range recs[i].Extra.Names() {
-			if taken[name] {
-				continue
-			}
-			taken[name] = true
-			typ := "TEXT"
-			switch v := recs[i].Extra[name].(type) {
-			case bool, int64:
-				typ = "INTEGER"
-			case float64:
-				typ = map[bool]string{true: "INTEGER", false: "REAL"}[v == float64(int64(v))]
-			}
-			out = append(out, sqlField{name, typ, func(r *record.Record) any {
-				if f, ok := r.Extra[name].(float64); ok && f == float64(int64(f)) {
-					return int64(f) // a JSON number as it was written: 1, not 1.000000
-				}
-				return r.Extra[name]
-			}})
+	return x
+}
+
+func (x *extras) add(r *record.Record) {
+	for _, name := range r.Extra.Names() {
+		if x.taken[name] {
+			continue
 		}
+		x.taken[name] = true
+		typ := "TEXT"
+		switch v := r.Extra[name].(type) {
+		case bool, int64:
+			typ = "INTEGER"
+		case float64:
+			typ = map[bool]string{true: "INTEGER", false: "REAL"}[v == float64(int64(v))]
+		}
+		x.out = append(x.out, sqlField{name, typ, func(r *record.Record) any {
+			if f, ok := r.Extra[name].(float64); ok && f == float64(int64(f)) {
+				return int64(f) // a JSON number as it was written: 1, not 1.000000
+			}
+			return r.Extra[name]
+		}})
 	}
+}
+
+// fields are the fields gathered, sorted.
+func (x *extras) fields() []sqlField {
+	out := slices.Clone(x.out)
 	slices.SortFunc(out, func(a, b sqlField) int { return strings.Compare(a.name, b.name) })
 	return out
 }

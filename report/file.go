@@ -161,14 +161,40 @@ func SQLiteFile(ctx context.Context, log io.Writer, path, db string) error {
 	if err := safefile.NotAnInput(db, path); err != nil {
 		return point.Inputf("--sqlite: %v", strings.Replace(err.Error(), "--out", "--sqlite", 1))
 	}
-	recs, _, torn, err := record.Read(path)
+	// Read one record at a time: the points an interleaved sweep merged
+	// (Final: a quick look), the final records' columns and count, then
+	// the records into the database.
+	merged, err := record.MergedPoints(path)
+	if err != nil {
+		return err
+	}
+	final := func(add func(*record.Record) error) (bool, error) {
+		_, torn, err := record.Each(path, func(r *record.Record) error {
+			if r.Round > 0 && merged[r.Key.String()] {
+				return nil
+			}
+			return add(r)
+		})
+		return torn, err
+	}
+	x, n := newExtras(LlamaBenchFields, currentFields, ownFields), 0
+	torn, err := final(func(r *record.Record) error {
+		if r.OK() {
+			x.add(r)
+			n++
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	noteTorn(log, path, torn)
 	// The transaction stops in order on a signal: rolled back, not cut.
 	defer halt.InOrder()()
-	n, err := AppendSQLite(ctx, db, record.Final(recs))
+	err = appendSQLite(ctx, db, n, x.fields(), func(add func(*record.Record) error) error {
+		_, err := final(add)
+		return err
+	})
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("--sqlite %s: stopped, nothing appended: %w", db, ctx.Err())
 	}

@@ -123,22 +123,44 @@ func sqlValue(v any) string {
 // go to its table beside it, as in -o sql. It returns how many were
 // appended; failed tests are not.
 func AppendSQLite(ctx context.Context, path string, recs []record.Record) (int, error) {
-	all := append(append([]sqlField{}, LlamaBenchFields...), currentFields...)
-	all = append(all, extraFields(recs, all, ownFields)...)
-	bench := sqlite.Table{Name: record.BenchTable, Cols: sqlColumns(all)}
-	own := sqlite.Table{Name: record.OwnTable, Cols: sqlColumns(ownFields), Link: record.OwnLink}
+	x := newExtras(LlamaBenchFields, currentFields, ownFields)
+	n := 0
 	for i := range recs {
-		r := &recs[i]
-		if !r.OK() {
-			continue
+		if recs[i].OK() {
+			x.add(&recs[i])
+			n++
 		}
-		bench.Rows = append(bench.Rows, values(all, r))
-		own.Rows = append(own.Rows, values(ownFields, r))
 	}
-	if len(bench.Rows) == 0 {
-		return 0, nil
+	return n, appendSQLite(ctx, path, n, x.fields(), func(add func(*record.Record) error) error {
+		for i := range recs {
+			if err := add(&recs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// appendSQLite appends the n measured records each gives (the others are
+// skipped), with the extra fields' columns, one row at a time; with none,
+// the database is not touched.
+func appendSQLite(ctx context.Context, path string, n int, extra []sqlField, each func(add func(*record.Record) error) error) error {
+	if n == 0 {
+		return nil
 	}
-	return len(bench.Rows), sqlite.Append(ctx, path, bench, own)
+	all := append(append(append([]sqlField{}, LlamaBenchFields...), currentFields...), extra...)
+	tables := []sqlite.Table{
+		{Name: record.BenchTable, Cols: sqlColumns(all)},
+		{Name: record.OwnTable, Cols: sqlColumns(ownFields), Link: record.OwnLink},
+	}
+	return sqlite.AppendRows(ctx, path, tables, func(row func(...[]any) error) error {
+		return each(func(r *record.Record) error {
+			if !r.OK() {
+				return nil
+			}
+			return row(values(all, r), values(ownFields, r))
+		})
+	})
 }
 
 func sqlColumns(fields []sqlField) []sqlite.Column {

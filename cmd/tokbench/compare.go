@@ -52,21 +52,23 @@ func doCompare(c *cli.Context) error {
 	if !(alpha > 0 && alpha < 1) || !(effect >= 0 && effect < 10) {
 		return usagef("--alpha %g, --min-effect %g: give 0 < alpha < 1 and 0 <= min-effect < 10", alpha, effect)
 	}
-	var sides [2][][]record.Record
+	var sides [2]baseline.Side
 	var names [2]string
 	for i, arg := range args {
 		files := point.SplitList(arg) // a\,b.jsonl is one file
 		if len(files) == 0 {
 			return usagef("compare: side %c (%q) names no file: give a results file, or a comma list of runs", 'A'+i, arg)
 		}
-		for _, p := range files {
-			recs, _, _, err := record.Read(p)
-			if err != nil {
+		held := holds{builds: map[string]int{}, classes: map[string]int{}}
+		for ri, p := range files {
+			if err := readRun(p, builds[i], func(r *record.Record) {
+				held.add(r)
+				sides[i].Add(ri, r)
+			}); err != nil {
 				return usageErr(err) // exit 2: a file, not a regression
 			}
-			sides[i] = append(sides[i], pickBuild(record.Final(recs), builds[i]))
 		}
-		if err := oneBuild(sides[i], string(rune('A'+i)), [2]string{"-b", "-c"}[i]); err != nil {
+		if err := held.oneBuild(string(rune('A'+i)), [2]string{"-b", "-c"}[i]); err != nil {
 			return err
 		}
 		names[i] = filepath.Base(files[0])
@@ -81,7 +83,7 @@ func doCompare(c *cli.Context) error {
 		}
 		names = [2]string{a, b}
 	}
-	diffs, gate, unmatched := baseline.Diffs(sides[0], sides[1], alpha, effect)
+	diffs, gate, unmatched := baseline.DiffSides(&sides[0], &sides[1], alpha, effect)
 	if len(diffs) == 0 {
 		return cli.Exit(fmt.Sprintf("tokbench: no test of %s is in %s with the same model and settings, so nothing was compared: measure the same tests on both sides", names[0], names[1]), exitNothingCompared)
 	}
@@ -101,31 +103,36 @@ func doCompare(c *cli.Context) error {
 	return nil
 }
 
-// pickBuild keeps the records of one build (build_commit beginning with
-// build; "" keeps them all).
-func pickBuild(recs []record.Record, build string) []record.Record {
-	if build == "" {
-		return recs
+// readRun gives each final record of one results file (record.Final:
+// an interleaved sweep's merged record, not its rounds) of build (a
+// prefix of its build_commit; "" any) to add, one at a time: read twice,
+// first for the points a sweep merged, so that no file is held whole.
+func readRun(path, build string, add func(*record.Record)) error {
+	merged, err := record.MergedPoints(path)
+	if err != nil {
+		return err
 	}
-	var out []record.Record
-	for _, r := range recs {
-		if strings.HasPrefix(r.BuildCommit, build) {
-			out = append(out, r)
+	_, _, err = record.Each(path, func(r *record.Record) error {
+		if (r.Round == 0 || !merged[r.Key.String()]) && strings.HasPrefix(r.BuildCommit, build) {
+			add(r)
 		}
-	}
-	return out
+		return nil
+	})
+	return err
+}
+
+// holds counts the builds and machines of a side's records.
+type holds struct{ builds, classes map[string]int }
+
+func (h holds) add(r *record.Record) {
+	h.builds[cmp.Or(r.BuildID(), "unknown")]++
+	h.classes[strings.TrimSuffix(r.CPUInfo+", "+r.GPUInfo, ", ")]++
 }
 
 // oneBuild refuses a side that pools builds or machines: their mean
 // would be neither's (89.8 and 80.8 t/s are not 85.3).
-func oneBuild(runs [][]record.Record, side, flag string) error {
-	builds, classes := map[string]int{}, map[string]int{}
-	for _, recs := range runs {
-		for i := range recs {
-			builds[cmp.Or(recs[i].BuildID(), "unknown")]++
-			classes[strings.TrimSuffix(recs[i].CPUInfo+", "+recs[i].GPUInfo, ", ")]++
-		}
-	}
+func (h holds) oneBuild(side, flag string) error {
+	builds, classes := h.builds, h.classes
 	list := func(m map[string]int) string {
 		var out []string
 		for _, k := range slices.Sorted(maps.Keys(m)) {

@@ -135,23 +135,21 @@ func doMerge(c *cli.Context) error {
 	if err := record.Busy(c.String("out")); err != nil {
 		return usageErr(fmt.Errorf("merge --out: %w", err))
 	}
-	var inputs []fleet.Input
-	for _, p := range c.Args().Slice() {
+	paths := c.Args().Slice()
+	for _, p := range paths {
 		if err := record.Busy(p); err != nil {
 			fmt.Fprintf(os.Stderr, "warning: %v; merging the lines written so far\n", err)
 		}
-		in, err := fleet.Read(p)
-		if err != nil {
-			return err // an unusable file: exit 1, as in report and baseline
-		}
-		if in.Torn {
-			fmt.Fprintf(os.Stderr, "%s: ignoring a torn last line\n", p)
-		}
-		inputs = append(inputs, in)
 	}
-	m, err := fleet.Merge(inputs)
+	// An unusable file: exit 1, as in report and baseline.
+	m, err := fleet.Merge(paths)
 	if err != nil {
 		return err
+	}
+	for i, torn := range m.Torn {
+		if torn {
+			fmt.Fprintf(os.Stderr, "%s: ignoring a torn last line\n", paths[i])
+		}
 	}
 	for _, d := range m.Duplicates {
 		fmt.Fprintf(os.Stderr, "duplicate %s: kept the one in %s, dropped the one in %s\n", d.Point, d.Kept, d.Drop)
@@ -160,7 +158,7 @@ func doMerge(c *cli.Context) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "%s: %d records and %d quality blocks from %d files, %d duplicates dropped; classes: %s\n",
-		c.String("out"), len(m.Records), len(m.Quality), len(inputs), len(m.Duplicates), cmp.Or(strings.Join(m.Classes, ", "), "none"))
+		c.String("out"), m.Records, len(m.Quality), len(paths), len(m.Duplicates), cmp.Or(strings.Join(m.Classes, ", "), "none"))
 	spec := c.String("spec")
 	if spec == "" {
 		return nil

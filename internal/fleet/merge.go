@@ -7,6 +7,7 @@ package fleet
 import (
 	"cmp"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,37 +17,54 @@ import (
 	"github.com/tokbench/tokbench/record"
 )
 
-// Input is one results file read.
-type Input struct {
-	Path    string
-	Records []record.Record
-	Quality []record.Quality
-	Torn    bool // its torn last line was ignored
-}
-
-// Read reads a results file for merging.
-func Read(path string) (Input, error) {
-	recs, _, torn, err := record.Read(path)
-	if err != nil {
-		return Input{}, err
-	}
-	qs, err := record.ReadQuality(path)
-	return Input{Path: path, Records: recs, Quality: qs, Torn: torn}, err
-}
-
 // Duplicate is a point found twice: the record kept and the one dropped.
 type Duplicate struct {
 	Point      string
 	Kept, Drop string // the files
 }
 
-// Merged is the fleet's one answer.
+// Merged is the fleet's one answer: what a first reading of its files
+// chose (each point's record, by its place in the files), ready to be
+// written by a second. Memory grows with the points, a few dozen bytes
+// each, never with the records themselves: a fleet's 10^6 records are
+// read one at a time, twice.
 type Merged struct {
-	Records    []record.Record
+	Paths      []string
+	Torn       []bool // each file's torn last line was ignored
+	Records    int    // the records Write writes: one a point
 	Quality    []record.Quality
 	Duplicates []Duplicate
 	SpecHash   string
 	Classes    []string
+
+	points  map[pointID]chosen
+	have    map[pointID]int32 // Check's: round 0 points by class and key, measured (-1) or why not (an index of why)
+	why     []Missing
+	threads map[string]map[int]int
+	shards  int
+}
+
+// pointID is a record's identity, hashed: 16 bytes a point, where the
+// text is a few hundred. (FNV-128: a collision among 10^6 points has a
+// chance of about 10^-27.)
+type pointID [16]byte
+
+func hashID(s string) pointID {
+	h := fnv.New128a()
+	h.Write([]byte(s))
+	var id pointID
+	h.Sum(id[:0])
+	return id
+}
+
+// at is a record's place: its file and its number there (from 0).
+type at struct{ file, n int32 }
+
+// chosen is one point: where it was first seen (its place in the merged
+// file) and the record kept for it.
+type chosen struct {
+	first, kept at
+	rank        int8
 }
 
 // identity is a record's point in a fleet: its hardware class (a fleet
@@ -65,7 +83,7 @@ func identity(r *record.Record) string {
 
 // rank orders the records of one point: a measurement before a failure
 // before a skip.
-func rank(s record.Status) int {
+func rank(s record.Status) int8 {
 	switch s {
 	case record.StatusOK:
 		return 0
@@ -75,48 +93,48 @@ func rank(s record.Status) int {
 	return 2
 }
 
-// Merge joins results files: each point once per class (a point measured
-// by two shards, or twice around a requeue, is kept once: the complete
-// record, else the first), in the order first seen. Files of different
-// sweeps (spec hashes) are refused.
-func Merge(inputs []Input) (*Merged, error) {
-	m := &Merged{}
+// Merge reads results files to join them: each point once per class (a
+// point measured by two shards, or twice around a requeue, is kept once:
+// the complete record, else the first), in the order first seen. Files
+// of different sweeps (spec hashes) are refused. Write writes the answer.
+func Merge(paths []string) (*Merged, error) {
+	m := &Merged{Paths: paths, points: map[pointID]chosen{}, have: map[pointID]int32{}, threads: map[string]map[int]int{}}
 	hashes := map[string][]string{}
-	at := map[string]int{}
-	from := map[string]string{}
-	classes := map[string]bool{}
 	var blocks []record.Quality
-	total := 0
-	for _, in := range inputs {
-		total += len(in.Records)
-	}
-	// Sized once: records are large, and a slice grown one by one copies
-	// them all at each growth.
-	m.Records = make([]record.Record, 0, total)
-	for _, in := range inputs {
-		for _, r := range in.Records {
-			if r.SpecSHA256 != "" && !slices.Contains(hashes[r.SpecSHA256], in.Path) {
-				hashes[r.SpecSHA256] = append(hashes[r.SpecSHA256], in.Path)
+	for f, path := range paths {
+		n := int32(0)
+		_, torn, err := record.Each(path, func(r *record.Record) error {
+			here := at{int32(f), n}
+			n++
+			if r.SpecSHA256 != "" && !slices.Contains(hashes[r.SpecSHA256], path) {
+				hashes[r.SpecSHA256] = append(hashes[r.SpecSHA256], path)
 			}
-			id := identity(&r)
-			i, seen := at[id]
-			if !seen {
-				at[id], from[id] = len(m.Records), in.Path
-				m.Records = append(m.Records, r)
-				if !classes[r.Class()] {
-					classes[r.Class()] = true
-					m.Classes = append(m.Classes, r.Class())
-				}
-				continue
+			m.note(r)
+			text := identity(r)
+			id := hashID(text)
+			c, seen := m.points[id]
+			switch {
+			case !seen:
+				m.points[id] = chosen{first: here, kept: here, rank: rank(r.Status)}
+				m.Records++
+			case rank(r.Status) < c.rank:
+				m.Duplicates = append(m.Duplicates, Duplicate{text, path, paths[c.kept.file]})
+				c.kept, c.rank = here, rank(r.Status)
+				m.points[id] = c
+			default:
+				m.Duplicates = append(m.Duplicates, Duplicate{text, paths[c.kept.file], path})
 			}
-			if rank(r.Status) < rank(m.Records[i].Status) {
-				m.Duplicates = append(m.Duplicates, Duplicate{id, in.Path, from[id]})
-				m.Records[i], from[id] = r, in.Path
-			} else {
-				m.Duplicates = append(m.Duplicates, Duplicate{id, from[id], in.Path})
-			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		blocks = append(blocks, in.Quality...)
+		m.Torn = append(m.Torn, torn)
+		qs, err := record.ReadQuality(path)
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, qs...)
 	}
 	if len(hashes) > 1 {
 		var parts []string
@@ -131,6 +149,31 @@ func Merge(inputs []Input) (*Merged, error) {
 	}
 	m.Quality = record.Latest(blocks)
 	return m, nil
+}
+
+// note keeps what Check, Threads and ShardCount need of a record: its
+// class, its threads, the sweep's shard count, and whether its point was
+// measured (the last record of a round-0 point says).
+func (m *Merged) note(r *record.Record) {
+	class := r.Class()
+	if m.threads[class] == nil {
+		m.threads[class] = map[int]int{}
+		m.Classes = append(m.Classes, class)
+	}
+	m.threads[class][r.NThreads]++
+	if _, n, ok := strings.Cut(r.Shard, "/"); ok && m.shards == 0 {
+		fmt.Sscan(n, &m.shards)
+	}
+	if r.Round == 0 {
+		id := hashID(class + "|" + r.Key.String())
+		switch old, seen := m.have[id]; {
+		case r.Status == record.StatusOK:
+			m.have[id] = -1
+		case !seen || old >= 0:
+			m.have[id] = int32(len(m.why))
+			m.why = append(m.why, Missing{Status: r.Status, Reason: r.Reason})
+		}
+	}
 }
 
 // Owed is a point the spec asks for and the shard that owes it.
@@ -150,13 +193,6 @@ type Missing struct {
 // Check lists, for each class the merged records hold (or "" when they
 // hold none), the points of want that it has no measurement of.
 func (m *Merged) Check(want func(class string) ([]Owed, error)) ([]Missing, error) {
-	have := map[string]*record.Record{}
-	for i := range m.Records {
-		r := &m.Records[i]
-		if r.Round == 0 {
-			have[r.Class()+"|"+r.Key.String()] = r
-		}
-	}
 	classes := m.Classes
 	if len(classes) == 0 {
 		classes = []string{""}
@@ -168,12 +204,12 @@ func (m *Merged) Check(want func(class string) ([]Owed, error)) ([]Missing, erro
 			return nil, err
 		}
 		for _, o := range owed {
-			r := have[class+"|"+o.Key.String()]
+			i, ok := m.have[hashID(class+"|"+o.Key.String())]
 			switch {
-			case r == nil:
+			case !ok:
 				out = append(out, Missing{Class: class, Owed: o})
-			case r.Status != record.StatusOK:
-				out = append(out, Missing{Class: class, Owed: o, Status: r.Status, Reason: r.Reason})
+			case i >= 0:
+				out = append(out, Missing{Class: class, Owed: o, Status: m.why[i].Status, Reason: m.why[i].Reason})
 			}
 		}
 	}
@@ -182,29 +218,16 @@ func (m *Merged) Check(want func(class string) ([]Owed, error)) ([]Missing, erro
 
 // ShardCount is how many shards the records say the sweep had (0: not
 // sharded, or not said).
-func (m *Merged) ShardCount() int {
-	for _, r := range m.Records {
-		if _, n, ok := strings.Cut(r.Shard, "/"); ok {
-			var c int
-			fmt.Sscan(n, &c)
-			return c
-		}
-	}
-	return 0
-}
+func (m *Merged) ShardCount() int { return m.shards }
 
 // Threads is the thread count most of a class's records ran with (0 if
 // none): a spec that leaves threads to each machine's default is laid out
 // with it when checked.
 func (m *Merged) Threads(class string) int {
-	count := map[int]int{}
 	best := 0
-	for _, r := range m.Records {
-		if r.Class() == class {
-			count[r.NThreads]++
-			if count[r.NThreads] > count[best] {
-				best = r.NThreads
-			}
+	for t, n := range m.threads[class] {
+		if c := m.threads[class][best]; n > c || (n == c && t < best) {
+			best = t
 		}
 	}
 	return best
@@ -237,12 +260,7 @@ func (m *Merged) Write(path string) error {
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	err = w.AppendEach(len(m.Records)+len(m.Quality), func(i int) any {
-		if i < len(m.Records) {
-			return &m.Records[i]
-		}
-		return &m.Quality[i-len(m.Records)]
-	})
+	err = m.write(w)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -257,4 +275,62 @@ func SortMissing(ms []Missing) {
 	slices.SortFunc(ms, func(a, b Missing) int {
 		return cmp.Or(cmp.Compare(a.Class, b.Class), cmp.Compare(a.Owed.Shard, b.Owed.Shard), cmp.Compare(a.Owed.Key.String(), b.Owed.Key.String()))
 	})
+}
+
+// write reads the files again and writes each point's chosen record at
+// the place the point was first seen, then the quality blocks. A record
+// chosen over one seen earlier (a requeued shard's measurement of a point
+// that failed) is read first, in a pass of its own: they are few.
+func (m *Merged) write(w *record.Writer) error {
+	later := map[at]*record.Record{}
+	for _, c := range m.points {
+		if c.kept != c.first {
+			later[c.kept] = nil
+		}
+	}
+	if len(later) > 0 {
+		if err := m.each(func(here at, id pointID, r *record.Record) error {
+			if _, ok := later[here]; ok {
+				cp := *r
+				later[here] = &cp
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return w.Stream(func(emit func(any) error) error {
+		err := m.each(func(here at, id pointID, r *record.Record) error {
+			c := m.points[id]
+			if c.first != here {
+				return nil
+			}
+			if c.kept != here {
+				r = later[c.kept]
+			}
+			return emit(r)
+		})
+		for i := range m.Quality {
+			if err == nil {
+				err = emit(&m.Quality[i])
+			}
+		}
+		return err
+	})
+}
+
+// each reads the files again, giving each record with its place and its
+// point.
+func (m *Merged) each(fn func(at, pointID, *record.Record) error) error {
+	for f, path := range m.Paths {
+		n := int32(0)
+		if _, _, err := record.Each(path, func(r *record.Record) error {
+			here := at{int32(f), n}
+			n++
+			return fn(here, hashID(identity(r)), r)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -24,20 +24,58 @@ func rec(model string, n int, status record.Status, cpu, shard string) record.Re
 	return r
 }
 
-func TestMerge(t *testing.T) {
-	a := Input{Path: "a", Records: []record.Record{rec("m1", 8, record.StatusOK, "X", "0/2"), rec("m1", 16, record.StatusFailed, "X", "0/2")}}
-	// Shard 0 requeued: its second run measured the failed point; shard 1
-	// measured m1 tg8 again by mistake; another class measured it too.
-	b := Input{Path: "b", Records: []record.Record{rec("m1", 16, record.StatusOK, "X", "0/2"), rec("m1", 8, record.StatusOK, "X", "1/2"), rec("m1", 8, record.StatusOK, "Y", "0/2")}}
-	m, err := Merge([]Input{a, b})
+// file writes records to a results file in dir, and returns its path.
+func file(t *testing.T, dir, name string, recs ...record.Record) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	w, err := record.Create(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Records) != 3 || len(m.Duplicates) != 2 || len(m.Classes) != 2 || m.SpecHash != "aaaa1111bbbb2222" {
-		t.Fatalf("%d records, %d duplicates, classes %v", len(m.Records), len(m.Duplicates), m.Classes)
+	for i := range recs {
+		if err := w.Append(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if m.Records[1].Status != record.StatusOK || m.Duplicates[0].Kept != "b" || m.Duplicates[0].Drop != "a" {
-		t.Errorf("the complete record of m1 tg16 was not kept: %+v, %+v", m.Records[1], m.Duplicates[0])
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// merged merges the files and reads back what Write writes.
+func merged(t *testing.T, out string, paths ...string) (*Merged, []record.Record) {
+	t.Helper()
+	m, err := Merge(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, _, err := record.Read(out)
+	if err != nil || len(recs) != m.Records {
+		t.Fatalf("merged file: %d records of %d, %v", len(recs), m.Records, err)
+	}
+	return m, recs
+}
+
+func TestMerge(t *testing.T) {
+	dir := t.TempDir()
+	a := file(t, dir, "a", rec("m1", 8, record.StatusOK, "X", "0/2"), rec("m1", 16, record.StatusFailed, "X", "0/2"))
+	// Shard 0 requeued: its second run measured the failed point; shard 1
+	// measured m1 tg8 again by mistake; another class measured it too.
+	b := file(t, dir, "b", rec("m1", 16, record.StatusOK, "X", "0/2"), rec("m1", 8, record.StatusOK, "X", "1/2"), rec("m1", 8, record.StatusOK, "Y", "0/2"))
+	out := filepath.Join(dir, "merged.jsonl")
+	m, recs := merged(t, out, a, b)
+	if len(recs) != 3 || len(m.Duplicates) != 2 || len(m.Classes) != 2 || m.SpecHash != "aaaa1111bbbb2222" {
+		t.Fatalf("%d records, %d duplicates, classes %v", len(recs), len(m.Duplicates), m.Classes)
+	}
+	// Each point at its first place; the complete record of m1 tg16 (b's)
+	// where a's failed one was.
+	if recs[0].NGen != 8 || recs[0].Shard != "0/2" || recs[1].NGen != 16 || recs[1].Status != record.StatusOK || recs[2].CPUInfo != "Y" ||
+		m.Duplicates[0].Kept != b || m.Duplicates[0].Drop != a {
+		t.Errorf("the complete record of m1 tg16 was not kept in its place: %+v, %+v", recs, m.Duplicates[0])
 	}
 	if m.ShardCount() != 2 || m.Threads(m.Classes[0]) != 2 {
 		t.Errorf("shards %d threads %d", m.ShardCount(), m.Threads(m.Classes[0]))
@@ -49,36 +87,25 @@ func TestMerge(t *testing.T) {
 	if len(missing) != 1 || missing[0].Class != m.Classes[1] || missing[0].Owed.Key.NGen != 16 || missing[0].Status != "" {
 		t.Errorf("missing %+v: want class Y's tg16", missing)
 	}
-	// Merging the merged file with its parts changes nothing.
-	dir := t.TempDir()
-	out := filepath.Join(dir, "merged.jsonl")
-	if err := m.Write(out); err != nil {
-		t.Fatal(err)
-	}
+	// Merging the merged file with its parts, into itself, changes
+	// nothing.
 	first, _ := os.ReadFile(out)
-	mi, err := Read(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := Merge([]Input{mi, a, b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2.Write(out)
+	merged(t, out, out, a, b)
 	if again, _ := os.ReadFile(out); string(again) != string(first) {
 		t.Errorf("merging again changed the file:\n%s\nthen\n%s", first, again)
 	}
 	// Another sweep's file is refused, naming both.
-	c := Input{Path: "c", Records: []record.Record{rec("m2", 8, record.StatusOK, "X", "")}}
-	c.Records[0].SpecSHA256 = "ffff0000ffff0000"
-	if _, err := Merge([]Input{a, c}); err == nil || !strings.Contains(err.Error(), "different sweeps") || !strings.Contains(err.Error(), "in c") {
+	other := rec("m2", 8, record.StatusOK, "X", "")
+	other.SpecSHA256 = "ffff0000ffff0000"
+	c := file(t, dir, "c", other)
+	if _, err := Merge([]string{a, c}); err == nil || !strings.Contains(err.Error(), "different sweeps") || !strings.Contains(err.Error(), "in "+c) {
 		t.Errorf("two specs: %v", err)
 	}
 	// A torn last line is ignored.
 	torn := filepath.Join(dir, "torn.jsonl")
 	writeFile(t, torn, string(first)+`{"key":{"Model":"m9"`)
-	if in, err := Read(torn); err != nil || !in.Torn || len(in.Records) != 3 {
-		t.Errorf("torn file: %d records, torn %v, %v", len(in.Records), in.Torn, err)
+	if m, err := Merge([]string{torn}); err != nil || !m.Torn[0] || m.Records != 3 {
+		t.Errorf("torn file: %+v, %v", m, err)
 	}
 }
 
@@ -92,17 +119,18 @@ func TestMergeKeepsBuilds(t *testing.T) {
 		return r
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	m, err := Merge([]Input{{Path: "a", Records: []record.Record{lb("aaaa", t0)}}, {Path: "b", Records: []record.Record{lb("bbbb", t0), lb("aaaa", t0.Add(time.Hour))}}})
-	if err != nil || len(m.Records) != 3 || len(m.Duplicates) != 0 {
-		t.Fatalf("%v: %d records, %d duplicates", err, len(m.Records), len(m.Duplicates))
+	dir := t.TempDir()
+	m, err := Merge([]string{file(t, dir, "a", lb("aaaa", t0)), file(t, dir, "b", lb("bbbb", t0), lb("aaaa", t0.Add(time.Hour)))})
+	if err != nil || m.Records != 3 || len(m.Duplicates) != 0 {
+		t.Fatalf("%v: %d records, %d duplicates", err, m.Records, len(m.Duplicates))
 	}
 	tb := func(at time.Time) record.Record {
 		r := lb("ec98e2002", at)
 		r.Tool = "tokbench 0.2.0"
 		return r
 	}
-	m, err = Merge([]Input{{Path: "a", Records: []record.Record{tb(t0)}}, {Path: "b", Records: []record.Record{tb(t0.Add(time.Hour))}}})
-	if err != nil || len(m.Records) != 1 || len(m.Duplicates) != 1 {
-		t.Fatalf("a requeued point: %v: %d records, %d duplicates", err, len(m.Records), len(m.Duplicates))
+	m, err = Merge([]string{file(t, dir, "c", tb(t0)), file(t, dir, "d", tb(t0.Add(time.Hour)))})
+	if err != nil || m.Records != 1 || len(m.Duplicates) != 1 {
+		t.Fatalf("a requeued point: %v: %d records, %d duplicates", err, m.Records, len(m.Duplicates))
 	}
 }

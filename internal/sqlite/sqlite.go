@@ -220,7 +220,25 @@ type Table struct {
 // end (a signal), none. The transaction takes the write lock as it begins,
 // waiting up to busyWait for another writer's, so that two appends to one
 // database run one after the other.
-func Append(ctx context.Context, path string, tables ...Table) (err error) {
+func Append(ctx context.Context, path string, tables ...Table) error {
+	return AppendRows(ctx, path, tables, func(add func(row ...[]any) error) error {
+		for i := 0; len(tables) > 0 && i < len(tables[0].Rows); i++ {
+			row := make([][]any, len(tables))
+			for j, t := range tables {
+				row[j] = t.Rows[i]
+			}
+			if err := add(row...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// AppendRows is Append of the rows fill adds one at a time, one row of
+// each table (with a Link, the row before's rowid goes first): a million
+// rows are never in memory at once.
+func AppendRows(ctx context.Context, path string, tables []Table, fill func(add func(row ...[]any) error) error) (err error) {
 	db, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("_pragma=busy_timeout(%d)", busyWait.Milliseconds()),
 		"_txlock=immediate", "_pragma=trusted_schema(0)"))
 	if err != nil {
@@ -237,18 +255,37 @@ func Append(ctx context.Context, path string, tables ...Table) (err error) {
 			tx.Rollback()
 		}
 	}()
-	var prev []int64
-	for _, t := range tables {
-		ids, err := appendTable(ctx, tx, t, prev)
-		if err != nil {
+	stmts := make([]*sql.Stmt, len(tables))
+	for i, t := range tables {
+		if stmts[i], err = prepare(ctx, tx, t); err != nil {
 			return fmt.Errorf("%s table %s: %w", path, t.Name, err)
 		}
-		prev = ids
+		defer stmts[i].Close()
+	}
+	err = fill(func(row ...[]any) error {
+		var prev int64
+		for i, t := range tables {
+			r := row[i]
+			if t.Link != "" {
+				r = append([]any{prev}, r...)
+			}
+			res, err := stmts[i].ExecContext(ctx, r...)
+			if err != nil {
+				return fmt.Errorf("%s table %s: %w", path, t.Name, err)
+			}
+			prev, _ = res.LastInsertId()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return tx.Commit()
 }
 
-func appendTable(ctx context.Context, tx *sql.Tx, t Table, prev []int64) ([]int64, error) {
+// prepare makes t's table ready for its rows (made, or given the columns
+// it lacks) and returns the statement that inserts one.
+func prepare(ctx context.Context, tx *sql.Tx, t Table) (*sql.Stmt, error) {
 	cols := t.Cols
 	if t.Link != "" {
 		cols = append([]Column{{t.Link, "INTEGER"}}, cols...)
@@ -291,24 +328,8 @@ func appendTable(ctx context.Context, tx *sql.Tx, t Table, prev []int64) ([]int6
 			}
 		}
 	}
-	stmt, err := tx.Prepare("INSERT INTO " + quote(t.Name) + " (" + strings.Join(names, ", ") + ") VALUES (" +
+	return tx.Prepare("INSERT INTO " + quote(t.Name) + " (" + strings.Join(names, ", ") + ") VALUES (" +
 		strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")")
-	if err != nil {
-		return nil, err
-	}
-	defer stmt.Close()
-	ids := make([]int64, len(t.Rows))
-	for i, r := range t.Rows {
-		if t.Link != "" {
-			r = append([]any{prev[i]}, r...)
-		}
-		res, err := stmt.ExecContext(ctx, r...)
-		if err != nil {
-			return nil, err
-		}
-		ids[i], _ = res.LastInsertId()
-	}
-	return ids, nil
 }
 
 // quote is an SQL identifier, quoted.
