@@ -176,21 +176,30 @@ func Merge(f *File, recs []record.Record, minEffect float64) (*File, error) {
 		return nil, fmt.Errorf("results are of class %s, the baseline of %s", class, f.Class)
 	}
 	for i := range recs {
-		r := &recs[i]
-		if r.Status != record.StatusOK || len(r.SamplesTs) == 0 {
-			continue
-		}
-		k := identity(r)
-		p := f.Points[k]
-		if p == nil {
-			p = &Point{Test: r.Test, Model: name(r)}
-			f.Points[k] = p
-		}
-		p.add(r, minEffect)
-		f.Software = map[string]string{"llama.cpp": r.BuildCommit, "ollama": r.OllamaVersion, "tokbench": r.Tool}
+		f.Add(&recs[i], minEffect)
 	}
 	f.Updated = time.Now().UTC().Truncate(time.Second)
 	return f, nil
+}
+
+// Add adds a record's samples to the baseline, as a run of its point
+// (Merge; a failed record or one without samples adds nothing): one
+// record at a time, so that a fleet's results are never held whole. The
+// record must be of the baseline's class.
+func (f *File) Add(r *record.Record, minEffect float64) {
+	if r.Status != record.StatusOK || len(r.SamplesTs) == 0 {
+		return
+	}
+	k := identity(r)
+	p := f.Points[k]
+	if p == nil {
+		p = &Point{Test: r.Test, Model: name(r)}
+		f.Points[k] = p
+	}
+	p.add(r, minEffect)
+	if f.Software["llama.cpp"] != r.BuildCommit || f.Software["ollama"] != r.OllamaVersion || f.Software["tokbench"] != r.Tool {
+		f.Software = map[string]string{"llama.cpp": r.BuildCommit, "ollama": r.OllamaVersion, "tokbench": r.Tool}
+	}
 }
 
 func (p *Point) add(r *record.Record, minEffect float64) {

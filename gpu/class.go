@@ -2,14 +2,28 @@ package gpu
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
-var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
-
+// slug is s in lower case, each run of anything but a-z and 0-9 one
+// "-", none at either end. (Written out, not a regexp: a fleet's report
+// names a million records' classes, and the regexp was a fifth of its
+// time.)
 func slug(s string) string {
-	return strings.Trim(nonWord.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	s = strings.ToLower(s)
+	b := make([]byte, 0, len(s))
+	dash := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			if dash && len(b) > 0 {
+				b = append(b, '-')
+			}
+			b, dash = append(b, c), false
+		} else {
+			dash = true
+		}
+	}
+	return string(b)
 }
 
 // Class names a class of hardware whose numbers are comparable: on a GPU

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/tokbench/tokbench/baseline"
 	"github.com/tokbench/tokbench/record"
@@ -54,9 +55,12 @@ type baselineInputs struct {
 	file   *baseline.File
 }
 
+// inputsUsage is what baseline's commands say of their arguments.
+const inputsUsage = "give one results file (JSONL from run -o jsonl, sweep --out or quality --out, or llama-bench's JSON); create takes several"
+
 func readBaselineInputs(c *cli.Context) (*baselineInputs, error) {
-	if c.NArg() < 1 || (c.NArg() > 1 && c.Command.Name != "create") {
-		return nil, usagef("give one results file (JSONL from run -o jsonl, sweep --out or quality --out, or llama-bench's JSON); create takes several")
+	if c.NArg() != 1 { // compare takes one
+		return nil, usagef(inputsUsage)
 	}
 	in := &baselineInputs{}
 	for _, path := range c.Args().Slice() {
@@ -88,77 +92,81 @@ func (in *baselineInputs) load(dir string) error {
 	return err
 }
 
-// byClass splits the inputs by hardware class, in the order first seen: a
-// fleet's merged file makes one baseline per class.
-func (in *baselineInputs) byClass() []*baselineInputs {
-	var out []*baselineInputs
-	at := map[string]*baselineInputs{}
-	get := func(class string) *baselineInputs {
-		if at[class] == nil {
-			at[class] = &baselineInputs{}
-			out = append(out, at[class])
-		}
-		return at[class]
-	}
-	// Each group's records are gathered in a slice of its size, or are
-	// the inputs' own slice when one class has them all: records are
-	// large, and a million of them must not be copied more than once.
-	classes := make([]string, len(in.recs))
-	count := map[string]int{}
-	for i := range in.recs {
-		if in.recs[i].OK() {
-			classes[i] = in.recs[i].Class()
-			count[classes[i]]++
-		}
-	}
-	for i := range in.recs {
-		if !in.recs[i].OK() {
-			continue
-		}
-		g, c := get(classes[i]), classes[i]
-		if count[c] == len(in.recs) {
-			g.recs = in.recs
-			break
-		}
-		if g.recs == nil {
-			g.recs = make([]record.Record, 0, count[c])
-		}
-		g.recs = append(g.recs, in.recs[i])
-	}
-	for _, q := range in.blocks {
-		g := get(q.Class())
-		g.blocks = append(g.blocks, q)
-	}
-	return out
-}
-
 func doBaselineCreate(c *cli.Context) error {
-	all, err := readBaselineInputs(c)
-	if err != nil {
-		return err
+	if c.NArg() < 1 {
+		return usagef(inputsUsage)
 	}
-	groups := all.byClass()
-	if len(groups) == 0 {
-		return usagef("no measured (ok) records or quality blocks in %s", strings.Join(c.Args().Slice(), ", "))
+	// One record at a time, into the baseline of its class (a fleet's
+	// merged file makes one per class, in the order first seen): a
+	// million records are never held at once.
+	dir, effect := c.String("dir"), c.Float64("min-effect")
+	files := map[string]*baseline.File{}
+	var order []string
+	class := func(name string) (*baseline.File, error) {
+		if f := files[name]; f != nil {
+			return f, nil
+		}
+		f, err := baseline.Load(dir, name)
+		if err != nil {
+			return nil, err
+		}
+		if f == nil {
+			f = baseline.NewFile(name)
+		}
+		if f.Class != name {
+			return nil, usageErr(fmt.Errorf("results are of class %s, the baseline of %s", name, f.Class))
+		}
+		files[name] = f
+		order = append(order, name)
+		return f, nil
 	}
-	for _, in := range groups {
-		if err := in.load(c.String("dir")); err != nil {
-			return err
-		}
-		f := in.file
-		if len(in.recs) > 0 {
-			if f, err = baseline.Merge(f, in.recs, c.Float64("min-effect")); err != nil {
-				return usageErr(err)
-			}
-		} else if f == nil {
-			f = baseline.NewFile(in.class)
-		}
-		f.MergeQuality(in.blocks)
-		p, err := f.Save(c.String("dir"))
+	var blocks []record.Quality
+	measured := map[string]bool{}
+	for _, path := range c.Args().Slice() {
+		merged, err := record.MergedPoints(path)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "%s: %d points and %d quality figures for class %s\n", p, len(f.Points), len(f.Quality), in.class)
+		if _, _, err := record.Each(path, func(r *record.Record) error {
+			if !r.OK() || (r.Round > 0 && merged[r.Key.String()]) { // record.Final's
+				return nil
+			}
+			f, err := class(r.Class())
+			if err == nil {
+				f.Add(r, effect)
+				measured[f.Class] = true
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+		qs, err := record.ReadQuality(path)
+		if err != nil {
+			return err
+		}
+		blocks = append(blocks, qs...)
+	}
+	byClass := map[string][]record.Quality{}
+	for _, q := range blocks {
+		if _, err := class(q.Class()); err != nil {
+			return err
+		}
+		byClass[q.Class()] = append(byClass[q.Class()], q)
+	}
+	if len(order) == 0 {
+		return usagef("no measured (ok) records or quality blocks in %s", strings.Join(c.Args().Slice(), ", "))
+	}
+	for _, name := range order {
+		f := files[name]
+		if measured[name] {
+			f.Updated = time.Now().UTC().Truncate(time.Second)
+		}
+		f.MergeQuality(byClass[name])
+		p, err := f.Save(dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "%s: %d points and %d quality figures for class %s\n", p, len(f.Points), len(f.Quality), name)
 	}
 	return nil
 }
