@@ -69,18 +69,17 @@ func (k *Key) UnmarshalText(b []byte) error {
 	}
 	var out Key
 	out.Model = s[:i]
-	ints := map[string]*int{"p": &out.NPrompt, "n": &out.NGen, "d": &out.NDepth, "np": &out.Parallel, "b": &out.NBatch,
-		"ub": &out.NUBatch, "t": &out.Threads, "ngl": &out.NGPULayers, "mg": &out.MainGPU}
-	strs := map[string]*string{"ctk": &out.TypeK, "ctv": &out.TypeV}
 	var knobs Point
-	for _, kv := range strings.Split(s[i+1:], "|") {
+	// A key is read for every record of a file: no maps, no split, no
+	// replacing where nothing is escaped.
+	for rest, more := s[i+1:], true; more; {
+		var kv string
+		kv, rest, more = strings.Cut(rest, "|")
 		name, v, _ := strings.Cut(kv, "=")
-		v = unescapeKey.Replace(v)
-		var err error
-		if dst, ok := strs[name]; ok {
-			*dst = v
-			continue
+		if strings.IndexByte(v, '%') >= 0 {
+			v = unescapeKey.Replace(v)
 		}
+		var err error
 		if ok, err := setKnob(&knobs, name, v); ok {
 			if err != nil {
 				return fmt.Errorf("point key %q: %s: %w", s, name, err)
@@ -88,6 +87,10 @@ func (k *Key) UnmarshalText(b []byte) error {
 			continue
 		}
 		switch name {
+		case "ctk":
+			out.TypeK = v
+		case "ctv":
+			out.TypeV = v
 		case "sm":
 			out.Split, err = ParseSplitMode(v)
 		case "fa":
@@ -107,8 +110,8 @@ func (k *Key) UnmarshalText(b []byte) error {
 		case "seed":
 			out.Seed, err = strconv.ParseUint(v, 10, 64)
 		default:
-			dst, ok := ints[name]
-			if !ok {
+			dst := out.intField(name)
+			if dst == nil {
 				return fmt.Errorf("point key %q: unknown setting %q", s, name)
 			}
 			*dst, err = strconv.Atoi(v)
@@ -161,4 +164,29 @@ func Varying(points []Point) []string {
 		out[i] = strings.Join(parts, " ")
 	}
 	return out
+}
+
+// intField is the integer a key's text names (nil: none).
+func (k *Key) intField(name string) *int {
+	switch name {
+	case "p":
+		return &k.NPrompt
+	case "n":
+		return &k.NGen
+	case "d":
+		return &k.NDepth
+	case "np":
+		return &k.Parallel
+	case "b":
+		return &k.NBatch
+	case "ub":
+		return &k.NUBatch
+	case "t":
+		return &k.Threads
+	case "ngl":
+		return &k.NGPULayers
+	case "mg":
+		return &k.MainGPU
+	}
+	return nil
 }

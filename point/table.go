@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -412,14 +413,21 @@ func knobText(p *Point, escape func(string) string) string {
 // older files have).
 var knobOrder = []string{"dev", "ts", "ot", "ncmoe", "poll", "C", "strict", "prio", "nkvo", "noh"}
 
-func knobByName(name string) *Setting {
+func knobByName(name string) *Setting { return knobNames()[name] }
+
+// knobNames are the knobs by KeyName, found once: a key's text is read
+// for every record of a file.
+var knobNames = sync.OnceValue(func() map[string]*Setting {
+	m := map[string]*Setting{}
 	for i := range Settings {
-		if Settings[i].KeyName == name {
-			return &Settings[i]
+		if n := Settings[i].KeyName; n != "" {
+			if _, dup := m[n]; !dup {
+				m[n] = &Settings[i]
+			}
 		}
 	}
-	return nil
-}
+	return m
+})
 
 // setKnob sets the knob a key's text names (false: it names none).
 func setKnob(p *Point, name, v string) (bool, error) {

@@ -91,12 +91,13 @@ func (w *Writer) Append(values ...any) error {
 // one slice.
 func (w *Writer) Stream(write func(emit func(any) error) error) error {
 	b := bufio.NewWriterSize(w.f, 1<<20)
-	enc := json.NewEncoder(b)
 	err := write(func(v any) error {
-		if err := enc.Encode(v); err != nil {
+		line, err := jsonLine(v)
+		if err != nil {
 			return fmt.Errorf("results %s: %w", w.path, err)
 		}
-		return nil
+		_, err = b.Write(line)
+		return err
 	})
 	if err != nil {
 		return err
@@ -107,16 +108,34 @@ func (w *Writer) Stream(write func(emit func(any) error) error) error {
 	return w.f.Sync()
 }
 
+// jsonLine is v as one JSON line, as an Encoder writes it. A record is
+// marshalled by its own MarshalJSON, whose output is compact already: an
+// Encoder would scan and compact it again (a fifth of a merge's time).
+func jsonLine(v any) ([]byte, error) {
+	var b []byte
+	var err error
+	switch r := v.(type) {
+	case *Record:
+		b, err = r.MarshalJSON()
+	case Record:
+		b, err = r.MarshalJSON()
+	default:
+		b, err = json.Marshal(v)
+	}
+	return append(b, '\n'), err
+}
+
 // AppendNoSync writes values as JSON lines without waiting for the disk:
 // a killed process keeps them (the kernel has them), a machine that goes
 // down may not; the next Append syncs them.
 func (w *Writer) AppendNoSync(values ...any) error {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
 	for _, v := range values {
-		if err := enc.Encode(v); err != nil {
+		line, err := jsonLine(v)
+		if err != nil {
 			return fmt.Errorf("results %s: %w", w.path, err)
 		}
+		buf.Write(line)
 	}
 	if _, err := w.f.Write(buf.Bytes()); err != nil {
 		// err names the file already.

@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -112,7 +111,9 @@ func newExtras(have ...[]sqlField) *extras {
 	return x
 }
 
-func (x *extras) add(r *record.Record) {
+// add gathers r's fields, and returns those it is the first to have.
+func (x *extras) add(r *record.Record) []sqlField {
+	n := len(x.out)
 	for _, name := range r.Extra.Names() {
 		if x.taken[name] {
 			continue
@@ -132,6 +133,7 @@ func (x *extras) add(r *record.Record) {
 			return r.Extra[name]
 		}})
 	}
+	return slices.Clone(x.out[n:])
 }
 
 // fields are the fields gathered, sorted.
@@ -150,7 +152,7 @@ var ownFields = []sqlField{
 	{"test", "TEXT", func(r *record.Record) any { return r.Test }},
 	{"tool", "TEXT", func(r *record.Record) any { return r.Tool }},
 	{record.OwnRecord, "TEXT", func(r *record.Record) any {
-		b, _ := json.Marshal(r) // records are made writable before they are written
+		b, _ := r.MarshalJSON() // records are made writable before they are written (json.Marshal would compact it again)
 		return string(b)
 	}},
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -161,40 +162,35 @@ func SQLiteFile(ctx context.Context, log io.Writer, path, db string) error {
 	if err := safefile.NotAnInput(db, path); err != nil {
 		return point.Inputf("--sqlite: %v", strings.Replace(err.Error(), "--out", "--sqlite", 1))
 	}
-	// Read one record at a time: the points an interleaved sweep merged
-	// (Final: a quick look), the final records' columns and count, then
-	// the records into the database.
+	// Read one record at a time, after a quick look for the points an
+	// interleaved sweep merged (record.Final drops their rounds).
 	merged, err := record.MergedPoints(path)
 	if err != nil {
 		return err
 	}
-	final := func(add func(*record.Record) error) (bool, error) {
-		_, torn, err := record.Each(path, func(r *record.Record) error {
+	_, statErr := os.Lstat(db)
+	var torn bool
+	var dbErr error
+	// The transaction stops in order on a signal: rolled back, not cut.
+	defer halt.InOrder()()
+	n, err := appendSQLite(ctx, db, func(add func(*record.Record) error) error {
+		var err error
+		_, torn, err = record.Each(path, func(r *record.Record) error {
 			if r.Round > 0 && merged[r.Key.String()] {
 				return nil
 			}
-			return add(r)
+			dbErr = add(r)
+			return dbErr
 		})
-		return torn, err
-	}
-	x, n := newExtras(LlamaBenchFields, currentFields, ownFields), 0
-	torn, err := final(func(r *record.Record) error {
-		if r.OK() {
-			x.add(r)
-			n++
-		}
-		return nil
-	})
-	if err != nil {
 		return err
+	})
+	if err != nil && os.IsNotExist(statErr) {
+		os.Remove(db) // made by this append, and rolled back: nothing is left of it
+	}
+	if err != nil && dbErr == nil && ctx.Err() == nil {
+		return err // the input, not the database
 	}
 	noteTorn(log, path, torn)
-	// The transaction stops in order on a signal: rolled back, not cut.
-	defer halt.InOrder()()
-	err = appendSQLite(ctx, db, n, x.fields(), func(add func(*record.Record) error) error {
-		_, err := final(add)
-		return err
-	})
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("--sqlite %s: stopped, nothing appended: %w", db, ctx.Err())
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -123,15 +124,7 @@ func sqlValue(v any) string {
 // go to its table beside it, as in -o sql. It returns how many were
 // appended; failed tests are not.
 func AppendSQLite(ctx context.Context, path string, recs []record.Record) (int, error) {
-	x := newExtras(LlamaBenchFields, currentFields, ownFields)
-	n := 0
-	for i := range recs {
-		if recs[i].OK() {
-			x.add(&recs[i])
-			n++
-		}
-	}
-	return n, appendSQLite(ctx, path, n, x.fields(), func(add func(*record.Record) error) error {
+	return appendSQLite(ctx, path, func(add func(*record.Record) error) error {
 		for i := range recs {
 			if err := add(&recs[i]); err != nil {
 				return err
@@ -141,26 +134,45 @@ func AppendSQLite(ctx context.Context, path string, recs []record.Record) (int, 
 	})
 }
 
-// appendSQLite appends the n measured records each gives (the others are
-// skipped), with the extra fields' columns, one row at a time; with none,
+// appendSQLite appends the measured records each gives, one row at a
+// time, as AppendSQLite does; a record with a field no column holds yet
+// adds its column (the rows before hold NULL there). With none measured,
 // the database is not touched.
-func appendSQLite(ctx context.Context, path string, n int, extra []sqlField, each func(add func(*record.Record) error) error) error {
-	if n == 0 {
-		return nil
-	}
-	all := append(append(append([]sqlField{}, LlamaBenchFields...), currentFields...), extra...)
-	tables := []sqlite.Table{
-		{Name: record.BenchTable, Cols: sqlColumns(all)},
-		{Name: record.OwnTable, Cols: sqlColumns(ownFields), Link: record.OwnLink},
-	}
-	return sqlite.AppendRows(ctx, path, tables, func(row func(...[]any) error) error {
-		return each(func(r *record.Record) error {
-			if !r.OK() {
-				return nil
+func appendSQLite(ctx context.Context, path string, each func(add func(*record.Record) error) error) (n int, err error) {
+	all := append(append([]sqlField{}, LlamaBenchFields...), currentFields...)
+	x := newExtras(all, ownFields)
+	var a *sqlite.Appender
+	defer func() {
+		if a != nil && err != nil {
+			a.Rollback()
+		}
+	}()
+	err = each(func(r *record.Record) error {
+		if !r.OK() {
+			return nil
+		}
+		if a == nil {
+			var err error
+			a, err = sqlite.Begin(ctx, path, sqlite.Table{Name: record.BenchTable, Cols: sqlColumns(all)},
+				sqlite.Table{Name: record.OwnTable, Cols: sqlColumns(ownFields), Link: record.OwnLink})
+			if err != nil {
+				return err
 			}
-			return row(values(all, r), values(ownFields, r))
-		})
+		}
+		if extra := x.add(r); len(extra) > 0 {
+			slices.SortFunc(extra, func(a, b sqlField) int { return strings.Compare(a.name, b.name) })
+			if err := a.AddColumns(0, sqlColumns(extra)...); err != nil {
+				return err
+			}
+			all = append(all, extra...)
+		}
+		n++
+		return a.Add(values(all, r), values(ownFields, r))
 	})
+	if err != nil || a == nil {
+		return 0, err
+	}
+	return n, a.Commit()
 }
 
 func sqlColumns(fields []sqlField) []sqlite.Column {

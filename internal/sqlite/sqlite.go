@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -220,67 +221,119 @@ type Table struct {
 // end (a signal), none. The transaction takes the write lock as it begins,
 // waiting up to busyWait for another writer's, so that two appends to one
 // database run one after the other.
-func Append(ctx context.Context, path string, tables ...Table) error {
-	return AppendRows(ctx, path, tables, func(add func(row ...[]any) error) error {
-		for i := 0; len(tables) > 0 && i < len(tables[0].Rows); i++ {
-			row := make([][]any, len(tables))
-			for j, t := range tables {
-				row[j] = t.Rows[i]
-			}
-			if err := add(row...); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// AppendRows is Append of the rows fill adds one at a time, one row of
-// each table (with a Link, the row before's rowid goes first): a million
-// rows are never in memory at once.
-func AppendRows(ctx context.Context, path string, tables []Table, fill func(add func(row ...[]any) error) error) (err error) {
-	db, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("_pragma=busy_timeout(%d)", busyWait.Milliseconds()),
-		"_txlock=immediate", "_pragma=trusted_schema(0)"))
+func Append(ctx context.Context, path string, tables ...Table) (err error) {
+	a, err := Begin(ctx, path, tables...)
 	if err != nil {
 		return err
-	}
-	defer func() { err = errors.Join(err, db.Close()) }()
-	db.SetMaxOpenConns(1)
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
-			tx.Rollback()
+			a.Rollback()
 		}
 	}()
-	stmts := make([]*sql.Stmt, len(tables))
-	for i, t := range tables {
-		if stmts[i], err = prepare(ctx, tx, t); err != nil {
-			return fmt.Errorf("%s table %s: %w", path, t.Name, err)
+	for i := 0; len(tables) > 0 && i < len(tables[0].Rows); i++ {
+		row := make([][]any, len(tables))
+		for j, t := range tables {
+			row[j] = t.Rows[i]
 		}
-		defer stmts[i].Close()
+		if err := a.Add(row...); err != nil {
+			return err
+		}
 	}
-	err = fill(func(row ...[]any) error {
-		var prev int64
-		for i, t := range tables {
-			r := row[i]
-			if t.Link != "" {
-				r = append([]any{prev}, r...)
-			}
-			res, err := stmts[i].ExecContext(ctx, r...)
-			if err != nil {
-				return fmt.Errorf("%s table %s: %w", path, t.Name, err)
-			}
-			prev, _ = res.LastInsertId()
-		}
-		return nil
-	})
+	return a.Commit()
+}
+
+// Appender appends rows one at a time (Add) in one transaction, which
+// Commit ends, or Rollback: a million rows are never in memory at once.
+type Appender struct {
+	ctx    context.Context
+	path   string
+	db     *sql.DB
+	tx     *sql.Tx
+	tables []Table
+	stmts  []*sql.Stmt
+}
+
+// Begin starts appending to the tables of the database file at path (made
+// if absent; each table made, or given the columns it lacks), taking its
+// write lock (Append).
+func Begin(ctx context.Context, path string, tables ...Table) (*Appender, error) {
+	db, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("_pragma=busy_timeout(%d)", busyWait.Milliseconds()),
+		"_txlock=immediate", "_pragma=trusted_schema(0)"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return tx.Commit()
+	db.SetMaxOpenConns(1)
+	a := &Appender{ctx: ctx, path: path, db: db, tables: slices.Clone(tables), stmts: make([]*sql.Stmt, len(tables))}
+	if a.tx, err = db.BeginTx(ctx, nil); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for i := range tables {
+		if err := a.prepare(i); err != nil {
+			a.Rollback()
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func (a *Appender) prepare(i int) error {
+	if a.stmts[i] != nil {
+		a.stmts[i].Close()
+	}
+	var err error
+	if a.stmts[i], err = prepare(a.ctx, a.tx, a.tables[i]); err != nil {
+		return fmt.Errorf("%s table %s: %w", a.path, a.tables[i].Name, err)
+	}
+	return nil
+}
+
+// AddColumns adds columns to table i (of Begin's) for the rows after:
+// the rows before hold NULL in them.
+func (a *Appender) AddColumns(i int, cols ...Column) error {
+	a.tables[i].Cols = append(slices.Clip(a.tables[i].Cols), cols...)
+	return a.prepare(i)
+}
+
+// Add appends one row of each table, its values in the order of the
+// table's columns (with a Link, the row before's rowid goes first).
+func (a *Appender) Add(row ...[]any) error {
+	var prev int64
+	for i, t := range a.tables {
+		r := row[i]
+		if t.Link != "" {
+			r = append([]any{prev}, r...)
+		}
+		res, err := a.stmts[i].ExecContext(a.ctx, r...)
+		if err != nil {
+			return fmt.Errorf("%s table %s: %w", a.path, t.Name, err)
+		}
+		prev, _ = res.LastInsertId()
+	}
+	return nil
+}
+
+// Commit ends the append, keeping every row.
+func (a *Appender) Commit() error {
+	a.closeStmts()
+	err := a.tx.Commit()
+	return errors.Join(err, a.db.Close())
+}
+
+// Rollback ends the append, keeping none of its rows.
+func (a *Appender) Rollback() {
+	a.closeStmts()
+	a.tx.Rollback()
+	a.db.Close()
+}
+
+func (a *Appender) closeStmts() {
+	for _, st := range a.stmts {
+		if st != nil {
+			st.Close()
+		}
+	}
 }
 
 // prepare makes t's table ready for its rows (made, or given the columns
