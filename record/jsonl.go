@@ -200,55 +200,106 @@ func Append(path string, values ...any) error {
 // that is not JSON is garbage, not torn: an error, never cut away. An
 // error from each ends the read. each must not keep line: it is reused.
 func Lines(path, what string, each func(n int, line []byte) error) (intact int64, torn bool, err error) {
-	f, err := os.Open(path)
+	sc, err := openLines(path)
 	if err != nil {
 		return 0, false, err
 	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	var off int64
-	var line []byte // reused: each is given a line to parse, not to keep
-	for n := 1; ; n++ {
+	defer sc.close()
+	for {
+		l, ok, err := sc.next()
+		if err != nil || !ok {
+			return sc.off, false, err
+		}
+		// A line is checked for JSON only when each fails on it: a valid
+		// line is parsed once.
+		if err := each(l.n, l.text); err != nil {
+			return l.off, l.torn(), l.failed(path, what, err)
+		}
+	}
+}
+
+// lineScanner reads a file's lines, never more than one at a time.
+type lineScanner struct {
+	f    *os.File
+	r    *bufio.Reader
+	path string
+	n    int
+	off  int64  // where the lines read so far end
+	buf  []byte // reused: a line is given to parse, not to keep
+	done bool
+}
+
+// line is one line of a file: its number, its text (spaces trimmed, the
+// first line's byte-order mark dropped), where it begins, and whether it
+// is the file's last and ends with a newline.
+type line struct {
+	n             int
+	text          []byte
+	off           int64
+	last, newline bool
+}
+
+func openLines(path string) (*lineScanner, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &lineScanner{f: f, r: bufio.NewReaderSize(f, 1<<20), path: path}, nil
+}
+
+func (sc *lineScanner) close() { sc.f.Close() }
+
+// next is the next line that is not blank (ok false at the end).
+func (sc *lineScanner) next() (l line, ok bool, err error) {
+	for !sc.done {
+		sc.n++
+		sc.buf = sc.buf[:0]
 		var rerr error
-		line = line[:0]
 		for {
 			var chunk []byte
-			chunk, rerr = r.ReadSlice('\n')
-			line = append(line, chunk...)
+			chunk, rerr = sc.r.ReadSlice('\n')
+			sc.buf = append(sc.buf, chunk...)
 			if rerr != bufio.ErrBufferFull {
 				break
 			}
 		}
 		if rerr != nil && rerr != io.EOF {
-			return off, false, fmt.Errorf("%s: %w", path, rerr)
+			return line{}, false, fmt.Errorf("%s: %w", sc.path, rerr)
 		}
 		last := rerr == io.EOF
 		if !last {
-			rest, _ := r.Peek(1)
+			rest, _ := sc.r.Peek(1)
 			last = len(rest) == 0
 		}
-		// A line is checked for JSON only when each fails on it: a valid
-		// line is parsed once.
-		text := bytes.TrimSpace(line)
-		if n == 1 {
-			text = bytes.TrimPrefix(text, []byte(utf8BOM))
+		l = line{n: sc.n, off: sc.off, last: last, newline: bytes.HasSuffix(sc.buf, []byte("\n")), text: bytes.TrimSpace(sc.buf)}
+		if sc.n == 1 {
+			l.text = bytes.TrimPrefix(l.text, []byte(utf8BOM))
 		}
-		if len(text) > 0 {
-			if err := each(n, text); err != nil {
-				if json.Valid(text) {
-					return off, false, err
-				}
-				if last && !bytes.HasSuffix(line, []byte("\n")) {
-					return off, true, nil
-				}
-				var v any
-				jerr := json.Unmarshal(text, &v) // says what is wrong
-				return off, false, fmt.Errorf("%s line %d is not %s: %v", path, n, what, jerr)
-			}
-		}
-		off += int64(len(line))
-		if last {
-			return off, false, nil
+		sc.off += int64(len(sc.buf))
+		sc.done = last
+		if len(l.text) > 0 {
+			return l, true, nil
 		}
 	}
+	return line{}, false, nil
+}
+
+// torn says whether a line that failed to read is a torn last line (a
+// writer killed mid-line): the file's last, without its newline, and not
+// JSON.
+func (l line) torn() bool { return l.last && !l.newline && !json.Valid(l.text) }
+
+// failed is what a line that failed to read with err says: nothing for a
+// torn last line, err itself when the line is JSON (it is not what was
+// wanted), else what is wrong with its JSON.
+func (l line) failed(path, what string, err error) error {
+	switch {
+	case l.torn():
+		return nil
+	case json.Valid(l.text):
+		return err
+	}
+	var v any
+	jerr := json.Unmarshal(l.text, &v) // says what is wrong
+	return fmt.Errorf("%s line %d is not %s: %v", path, l.n, what, jerr)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 
 	"github.com/tokbench/tokbench/internal/infile"
@@ -82,30 +83,119 @@ func Each(path string, each func(*Record) error) (intact int64, torn bool, err e
 	return intact, false, nil
 }
 
-// eachLine is Each of a JSONL file.
+// eachLine is Each of a JSONL file. A record's JSON is most of a
+// reader's time: lines are decoded on every core, in batches, and given
+// to each in the file's order on the caller's goroutine; a few batches
+// are in flight at once, whatever the file's size.
 func eachLine(path string, each func(*Record) error) (intact int64, torn bool, err error) {
-	return Lines(path, "a JSON record", func(n int, line []byte) error {
-		if isQuality(line) {
-			return nil // read by ReadQuality
-		}
-		var r Record
-		if err := json.Unmarshal(line, &r); err != nil || (r.Key == (point.Key{}) && r.Test == "") {
-			// Not a tokbench record as it stands: llama-bench's -o jsonl
-			// (no key, no test name, its own types), or a damaged line.
-			lb, lerr := readObject(line)
-			if lerr != nil {
-				if err == nil {
-					err = lerr
+	sc, err := openLines(path)
+	if err != nil {
+		return 0, false, err
+	}
+	type item struct {
+		l    line
+		rec  Record
+		skip bool // a quality block (ReadQuality reads it)
+		err  error
+	}
+	type batch struct {
+		items []item
+		err   error // the file's, after the items
+		done  chan struct{}
+	}
+	const batchLines = 256
+	workers := runtime.GOMAXPROCS(0)
+	work, order, stop := make(chan *batch, workers), make(chan *batch, 2*workers), make(chan struct{})
+	var end int64 // where the file's lines end: read once order is closed
+	go func() {
+		defer sc.close()
+		defer close(order)
+		defer close(work)
+		for {
+			b := &batch{done: make(chan struct{})}
+			for len(b.items) < batchLines && b.err == nil {
+				l, ok, err := sc.next()
+				if !ok {
+					b.err = err
+					break
 				}
-				return fmt.Errorf("%s line %d is not a tokbench record, nor llama-bench's: %w", path, n, err)
+				l.text = bytes.Clone(l.text)
+				b.items = append(b.items, item{l: l})
 			}
-			r = lb
+			if len(b.items) == 0 && b.err == nil {
+				end = sc.off
+				return
+			}
+			select {
+			case order <- b:
+			case <-stop:
+				return
+			}
+			select {
+			case work <- b:
+			case <-stop:
+				return
+			}
+			if b.err != nil {
+				return
+			}
 		}
-		if err := r.checkRates(); err != nil {
-			return fmt.Errorf("%s line %d: %w", path, n, err)
+	}()
+	for range workers {
+		go func() {
+			for b := range work {
+				for i := range b.items {
+					it := &b.items[i]
+					it.skip = isQuality(it.l.text)
+					if !it.skip {
+						it.rec, it.err = decodeLine(path, it.l.n, it.l.text)
+					}
+				}
+				close(b.done)
+			}
+		}()
+	}
+	defer close(stop)
+	for b := range order {
+		<-b.done
+		for i := range b.items {
+			it := &b.items[i]
+			switch {
+			case it.err != nil:
+				return it.l.off, it.l.torn(), it.l.failed(path, "a JSON record", it.err)
+			case !it.skip:
+				if err := each(&it.rec); err != nil {
+					return it.l.off, false, err
+				}
+			}
 		}
-		return each(&r)
-	})
+		if b.err != nil {
+			return 0, false, b.err
+		}
+	}
+	return end, false, nil
+}
+
+// decodeLine reads line n of a JSONL file: a tokbench record, or
+// llama-bench's -o jsonl.
+func decodeLine(path string, n int, line []byte) (Record, error) {
+	var r Record
+	if err := json.Unmarshal(line, &r); err != nil || (r.Key == (point.Key{}) && r.Test == "") {
+		// Not a tokbench record as it stands: llama-bench's -o jsonl
+		// (no key, no test name, its own types), or a damaged line.
+		lb, lerr := readObject(line)
+		if lerr != nil {
+			if err == nil {
+				err = lerr
+			}
+			return r, fmt.Errorf("%s line %d is not a tokbench record, nor llama-bench's: %w", path, n, err)
+		}
+		r = lb
+	}
+	if err := r.checkRates(); err != nil {
+		return r, fmt.Errorf("%s line %d: %w", path, n, err)
+	}
+	return r, nil
 }
 
 // maxRate bounds a believable rate, tokens per second.
