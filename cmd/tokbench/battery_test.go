@@ -23,7 +23,8 @@ var resultsOnce struct {
 func someResults(t *testing.T) string {
 	t.Helper()
 	resultsOnce.Do(func() {
-		r := tokbench(t, "run", "-m", tinyModel(t), "-p", "8", "-n", "0", "-r", "1", "--no-kernels", "-o", "jsonl")
+		// --probe: a roofline (and its chart) whatever ran before.
+		r := tokbench(t, "run", "-m", tinyModel(t), "-p", "8", "-n", "0", "-r", "1", "--no-kernels", "--probe", "-o", "jsonl")
 		if r.code == 0 {
 			resultsOnce.text = r.stdout
 		}

@@ -24,7 +24,10 @@ func TestThreadsPastTheCores(t *testing.T) {
 	if n := strings.Count(r.stderr, "more threads than this machine's"); n != 1 {
 		t.Errorf("warned %d times, not once:\n%s", n, r.stderr)
 	}
-	for _, want := range []string{fmt.Sprintf("threads %d pp64", over), fmt.Sprintf("threads %d tg32", 4*cores), "cut at 1s, no warm-up"} {
+	// A test is named when its budget cut it: tg32 at four times the
+	// cores always is (a token a second, or slower); pp64 at twice them
+	// may finish its two repetitions within the second.
+	for _, want := range []string{fmt.Sprintf("threads %d tg32", 4*cores), "cut at 1s, no warm-up"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("the table's notes lack %q:\n%s", want, r.stdout)
 		}
