@@ -243,8 +243,6 @@ func repeatLabel(tests []point.Point, k point.Key, n int, label string) string {
 	return label
 }
 
-// probeTypes are the weight types the tests' models need ceilings of
-// (measure.ProbeTypes).
 // probeAfter probes the ceilings the tests' verdicts need where this
 // hardware class has none yet, once (cached), after the tests: they
 // start at once, as llama-bench's do. A probe that would take longer
@@ -274,6 +272,8 @@ func probeAfter(env measure.Env, tests []point.Point, within time.Duration) {
 	}
 }
 
+// probeTypes are the weight types the tests' models need ceilings of
+// (measure.ProbeTypes).
 func probeTypes(tests []point.Point) []string {
 	var files []plan.File
 	seen := map[string]bool{}
