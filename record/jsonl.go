@@ -108,6 +108,13 @@ func (w *Writer) Stream(write func(emit func(any) error) error) error {
 	return w.f.Sync()
 }
 
+// Line is a JSON line encoded already (EncodeLine), written as it is.
+type Line []byte
+
+// EncodeLine is v as the line a Writer writes of it: encoded where it is
+// read (on every core, EachWith), written in order.
+func EncodeLine(v any) (Line, error) { return jsonLine(v) }
+
 // jsonLine is v as one JSON line, as an Encoder writes it. A record is
 // marshalled by its own MarshalJSON, whose output is compact already: an
 // Encoder would scan and compact it again (a fifth of a merge's time).
@@ -115,6 +122,8 @@ func jsonLine(v any) ([]byte, error) {
 	var b []byte
 	var err error
 	switch r := v.(type) {
+	case Line:
+		return r, nil
 	case *Record:
 		b, err = r.MarshalJSON()
 	case Record:

@@ -55,6 +55,13 @@ func Read(path string) (recs []Record, intact int64, torn bool, err error) {
 // other formats are read whole first. each may keep the record it is
 // given, not the pointer; an error it returns ends the reading.
 func Each(path string, each func(*Record) error) (intact int64, torn bool, err error) {
+	return EachWith(path, func(*Record) struct{} { return struct{}{} }, func(r *Record, _ struct{}) error { return each(r) })
+}
+
+// EachWith is Each with work done on each record beside its decoding, on
+// every core (prep: what the record is keyed by, or how it is written),
+// its result given to each with the record.
+func EachWith[T any](path string, prep func(*Record) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
 	kind, err := sniff(path)
 	if err != nil {
 		return 0, false, err
@@ -70,13 +77,13 @@ func Each(path string, each func(*Record) error) (intact int64, torn bool, err e
 			recs, err = readArray(path, bytes.TrimSpace(bytes.TrimPrefix(data, []byte(utf8BOM))))
 		}
 	default:
-		return eachLine(path, each)
+		return eachLine(path, prep, each)
 	}
 	if err != nil {
 		return 0, false, err
 	}
 	for i := range recs {
-		if err := each(&recs[i]); err != nil {
+		if err := each(&recs[i], prep(&recs[i])); err != nil {
 			return 0, false, err
 		}
 	}
@@ -87,7 +94,7 @@ func Each(path string, each func(*Record) error) (intact int64, torn bool, err e
 // reader's time: lines are decoded on every core, in batches, and given
 // to each in the file's order on the caller's goroutine; a few batches
 // are in flight at once, whatever the file's size.
-func eachLine(path string, each func(*Record) error) (intact int64, torn bool, err error) {
+func eachLine[T any](path string, prep func(*Record) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
 	sc, err := openLines(path)
 	if err != nil {
 		return 0, false, err
@@ -95,6 +102,7 @@ func eachLine(path string, each func(*Record) error) (intact int64, torn bool, e
 	type item struct {
 		l    line
 		rec  Record
+		prep T
 		skip bool // a quality block (ReadQuality reads it)
 		err  error
 	}
@@ -148,7 +156,9 @@ func eachLine(path string, each func(*Record) error) (intact int64, torn bool, e
 					it := &b.items[i]
 					it.skip = isQuality(it.l.text)
 					if !it.skip {
-						it.rec, it.err = decodeLine(path, it.l.n, it.l.text)
+						if it.rec, it.err = decodeLine(path, it.l.n, it.l.text); it.err == nil {
+							it.prep = prep(&it.rec)
+						}
 					}
 				}
 				close(b.done)
@@ -164,7 +174,7 @@ func eachLine(path string, each func(*Record) error) (intact int64, torn bool, e
 			case it.err != nil:
 				return it.l.off, it.l.torn(), it.l.failed(path, "a JSON record", it.err)
 			case !it.skip:
-				if err := each(&it.rec); err != nil {
+				if err := each(&it.rec, it.prep); err != nil {
 					return it.l.off, false, err
 				}
 			}

@@ -173,13 +173,13 @@ func SQLiteFile(ctx context.Context, log io.Writer, path, db string) error {
 	var dbErr error
 	// The transaction stops in order on a signal: rolled back, not cut.
 	defer halt.InOrder()()
-	n, err := appendSQLite(ctx, db, func(add func(*record.Record) error) error {
+	n, err := appendSQLite(ctx, db, func(add func(*record.Record, sqlRow) error) error {
 		var err error
-		_, torn, err = record.Each(path, func(r *record.Record) error {
+		_, torn, err = record.EachWith(path, rowOf, func(r *record.Record, row sqlRow) error {
 			if r.Round > 0 && merged[r.Key.String()] {
 				return nil
 			}
-			dbErr = add(r)
+			dbErr = add(r, row)
 			return dbErr
 		})
 		return err

@@ -124,9 +124,9 @@ func sqlValue(v any) string {
 // go to its table beside it, as in -o sql. It returns how many were
 // appended; failed tests are not.
 func AppendSQLite(ctx context.Context, path string, recs []record.Record) (int, error) {
-	return appendSQLite(ctx, path, func(add func(*record.Record) error) error {
+	return appendSQLite(ctx, path, func(add func(*record.Record, sqlRow) error) error {
 		for i := range recs {
-			if err := add(&recs[i]); err != nil {
+			if err := add(&recs[i], rowOf(&recs[i])); err != nil {
 				return err
 			}
 		}
@@ -134,40 +134,56 @@ func AppendSQLite(ctx context.Context, path string, recs []record.Record) (int, 
 	})
 }
 
-// appendSQLite appends the measured records each gives, one row at a
-// time, as AppendSQLite does; a record with a field no column holds yet
-// adds its column (the rows before hold NULL there). With none measured,
-// the database is not touched.
-func appendSQLite(ctx context.Context, path string, each func(add func(*record.Record) error) error) (n int, err error) {
-	all := append(append([]sqlField{}, LlamaBenchFields...), currentFields...)
-	x := newExtras(all, ownFields)
+// benchFields are the columns of llama_bench that tokbench writes
+// whatever the records hold: the pinned llama-bench's and the current's.
+var benchFields = append(append([]sqlField{}, LlamaBenchFields...), currentFields...)
+
+// sqlRow is a measured record's values in benchFields' and ownFields'
+// columns (nil for a record not measured): made where the record is read
+// (record.EachWith: on every core), its whole JSON the costliest.
+type sqlRow struct{ bench, own []any }
+
+func rowOf(r *record.Record) sqlRow {
+	if !r.OK() {
+		return sqlRow{}
+	}
+	return sqlRow{values(benchFields, r), values(ownFields, r)}
+}
+
+// appendSQLite appends the measured records each gives (with their rows,
+// rowOf), one row at a time, as AppendSQLite does; a record with a field
+// no column holds yet adds its column (the rows before hold NULL there).
+// With none measured, the database is not touched.
+func appendSQLite(ctx context.Context, path string, each func(add func(*record.Record, sqlRow) error) error) (n int, err error) {
+	var extra []sqlField // the columns after benchFields, as records bring them
+	x := newExtras(benchFields, ownFields)
 	var a *sqlite.Appender
 	defer func() {
 		if a != nil && err != nil {
 			a.Rollback()
 		}
 	}()
-	err = each(func(r *record.Record) error {
-		if !r.OK() {
+	err = each(func(r *record.Record, row sqlRow) error {
+		if row.bench == nil {
 			return nil
 		}
 		if a == nil {
 			var err error
-			a, err = sqlite.Begin(ctx, path, sqlite.Table{Name: record.BenchTable, Cols: sqlColumns(all)},
+			a, err = sqlite.Begin(ctx, path, sqlite.Table{Name: record.BenchTable, Cols: sqlColumns(benchFields)},
 				sqlite.Table{Name: record.OwnTable, Cols: sqlColumns(ownFields), Link: record.OwnLink})
 			if err != nil {
 				return err
 			}
 		}
-		if extra := x.add(r); len(extra) > 0 {
-			slices.SortFunc(extra, func(a, b sqlField) int { return strings.Compare(a.name, b.name) })
-			if err := a.AddColumns(0, sqlColumns(extra)...); err != nil {
+		if more := x.add(r); len(more) > 0 {
+			slices.SortFunc(more, func(a, b sqlField) int { return strings.Compare(a.name, b.name) })
+			if err := a.AddColumns(0, sqlColumns(more)...); err != nil {
 				return err
 			}
-			all = append(all, extra...)
+			extra = append(extra, more...)
 		}
 		n++
-		return a.Add(values(all, r), values(ownFields, r))
+		return a.Add(append(row.bench, values(extra, r)...), row.own)
 	})
 	if err != nil || a == nil {
 		return 0, err

@@ -103,26 +103,24 @@ func Merge(paths []string) (*Merged, error) {
 	var blocks []record.Quality
 	for f, path := range paths {
 		n := int32(0)
-		_, torn, err := record.Each(path, func(r *record.Record) error {
+		_, torn, err := record.EachWith(path, identify, func(r *record.Record, p identified) error {
 			here := at{int32(f), n}
 			n++
 			if r.SpecSHA256 != "" && !slices.Contains(hashes[r.SpecSHA256], path) {
 				hashes[r.SpecSHA256] = append(hashes[r.SpecSHA256], path)
 			}
-			m.note(r)
-			text := identity(r)
-			id := hashID(text)
-			c, seen := m.points[id]
+			m.note(r, p)
+			c, seen := m.points[p.id]
 			switch {
 			case !seen:
-				m.points[id] = chosen{first: here, kept: here, rank: rank(r.Status)}
+				m.points[p.id] = chosen{first: here, kept: here, rank: rank(r.Status)}
 				m.Records++
 			case rank(r.Status) < c.rank:
-				m.Duplicates = append(m.Duplicates, Duplicate{text, path, paths[c.kept.file]})
+				m.Duplicates = append(m.Duplicates, Duplicate{p.text, path, paths[c.kept.file]})
 				c.kept, c.rank = here, rank(r.Status)
-				m.points[id] = c
+				m.points[p.id] = c
 			default:
-				m.Duplicates = append(m.Duplicates, Duplicate{text, paths[c.kept.file], path})
+				m.Duplicates = append(m.Duplicates, Duplicate{p.text, paths[c.kept.file], path})
 			}
 			return nil
 		})
@@ -151,26 +149,37 @@ func Merge(paths []string) (*Merged, error) {
 	return m, nil
 }
 
+// identified is what a record is merged by, found beside its decoding
+// (record.EachWith: on every core): its identity, hashed, its class, and
+// its point in that class, hashed.
+type identified struct {
+	text, class string
+	id, point   pointID
+}
+
+func identify(r *record.Record) identified {
+	text, class := identity(r), r.Class()
+	return identified{text: text, class: class, id: hashID(text), point: hashID(class + "|" + r.Key.String())}
+}
+
 // note keeps what Check, Threads and ShardCount need of a record: its
 // class, its threads, the sweep's shard count, and whether its point was
 // measured (the last record of a round-0 point says).
-func (m *Merged) note(r *record.Record) {
-	class := r.Class()
-	if m.threads[class] == nil {
-		m.threads[class] = map[int]int{}
-		m.Classes = append(m.Classes, class)
+func (m *Merged) note(r *record.Record, p identified) {
+	if m.threads[p.class] == nil {
+		m.threads[p.class] = map[int]int{}
+		m.Classes = append(m.Classes, p.class)
 	}
-	m.threads[class][r.NThreads]++
+	m.threads[p.class][r.NThreads]++
 	if _, n, ok := strings.Cut(r.Shard, "/"); ok && m.shards == 0 {
 		fmt.Sscan(n, &m.shards)
 	}
 	if r.Round == 0 {
-		id := hashID(class + "|" + r.Key.String())
-		switch old, seen := m.have[id]; {
+		switch old, seen := m.have[p.point]; {
 		case r.Status == record.StatusOK:
-			m.have[id] = -1
+			m.have[p.point] = -1
 		case !seen || old >= 0:
-			m.have[id] = int32(len(m.why))
+			m.have[p.point] = int32(len(m.why))
 			m.why = append(m.why, Missing{Status: r.Status, Reason: r.Reason})
 		}
 	}
@@ -282,17 +291,16 @@ func SortMissing(ms []Missing) {
 // chosen over one seen earlier (a requeued shard's measurement of a point
 // that failed) is read first, in a pass of its own: they are few.
 func (m *Merged) write(w *record.Writer) error {
-	later := map[at]*record.Record{}
+	later := map[at]record.Line{}
 	for _, c := range m.points {
 		if c.kept != c.first {
 			later[c.kept] = nil
 		}
 	}
 	if len(later) > 0 {
-		if err := m.each(func(here at, id pointID, r *record.Record) error {
+		if err := m.each(func(here at, _ pointID, line record.Line) error {
 			if _, ok := later[here]; ok {
-				cp := *r
-				later[here] = &cp
+				later[here] = line
 			}
 			return nil
 		}); err != nil {
@@ -300,15 +308,15 @@ func (m *Merged) write(w *record.Writer) error {
 		}
 	}
 	return w.Stream(func(emit func(any) error) error {
-		err := m.each(func(here at, id pointID, r *record.Record) error {
+		err := m.each(func(here at, id pointID, line record.Line) error {
 			c := m.points[id]
 			if c.first != here {
 				return nil
 			}
 			if c.kept != here {
-				r = later[c.kept]
+				line = later[c.kept]
 			}
-			return emit(r)
+			return emit(line)
 		})
 		for i := range m.Quality {
 			if err == nil {
@@ -319,15 +327,29 @@ func (m *Merged) write(w *record.Writer) error {
 	})
 }
 
-// each reads the files again, giving each record with its place and its
-// point.
-func (m *Merged) each(fn func(at, pointID, *record.Record) error) error {
+// encoded is a record read again to be written: its point, and its line.
+type encoded struct {
+	id   pointID
+	line record.Line
+	err  error
+}
+
+// each reads the files again, giving each record's place, point and line
+// (found and encoded beside its decoding, on every core).
+func (m *Merged) each(fn func(at, pointID, record.Line) error) error {
+	encode := func(r *record.Record) encoded {
+		line, err := record.EncodeLine(r)
+		return encoded{hashID(identity(r)), line, err}
+	}
 	for f, path := range m.Paths {
 		n := int32(0)
-		if _, _, err := record.Each(path, func(r *record.Record) error {
+		if _, _, err := record.EachWith(path, encode, func(_ *record.Record, e encoded) error {
 			here := at{int32(f), n}
 			n++
-			return fn(here, hashID(identity(r)), r)
+			if e.err != nil {
+				return e.err
+			}
+			return fn(here, e.id, e.line)
 		}); err != nil {
 			return err
 		}
