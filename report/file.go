@@ -17,16 +17,31 @@ import (
 	"github.com/tokbench/tokbench/roofline"
 )
 
+// FileOptions say how File reports a file.
+type FileOptions struct {
+	Format string // one of Formats
+	Out    string // the file written; "" is File's w
+	// Timeline is the raw telemetry samples charted as timelines (html,
+	// md).
+	Timeline Timeline
+	// Peaks are the ceilings known now, the records' rooflines set with.
+	Peaks *roofline.Cache
+	// Reference is the class a fleet's other classes are divided by (""
+	// the first).
+	Reference string
+	Options
+}
+
 // File reports a results file (records of run or sweep, llama-bench's
-// JSON, or the lines of load and capacity) in a format to out (a file
-// name; "" is w), with rooflines from the ceilings known now, the raw
-// telemetry samples in tl as timelines, and the quality blocks the file
-// holds beside the speed of the same models (table, md, html). A torn last line is ignored and
-// said on log.
-// With records of several hardware classes (a fleet's merged file) the
-// table and md formats add them side by side, with ratios to the class
-// ref ("" the first).
-func File(w io.Writer, log io.Writer, path, format, out string, tl Timeline, peaks *roofline.Cache, ref string, o Options) error {
+// JSON, or the lines of load and capacity) as fo says, with rooflines from
+// the ceilings known now, the raw telemetry samples as timelines, and the
+// quality blocks the file holds beside the speed of the same models
+// (table, md, html). A torn last line is ignored and said on log. With
+// records of several hardware classes (a fleet's merged file) the table
+// and md formats add them side by side, with ratios to the reference
+// class.
+func File(w io.Writer, log io.Writer, path string, fo FileOptions) error {
+	format, out, tl, peaks, ref, o := fo.Format, fo.Out, fo.Timeline, fo.Peaks, fo.Reference, fo.Options
 	if load.IsResults(path) {
 		lines, _, torn, err := load.ReadResults(path)
 		if err != nil {

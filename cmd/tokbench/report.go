@@ -53,6 +53,8 @@ func doReport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o := report.Options{Wide: c.Bool("wide"), TagParallel: c.Bool("tag-parallel")}
-	return report.File(os.Stdout, os.Stderr, c.Args().First(), c.String("output"), c.String("out"), tl, &roofline.Cache{Dir: dir}, c.String("reference"), o)
+	return report.File(os.Stdout, os.Stderr, c.Args().First(), report.FileOptions{
+		Format: c.String("output"), Out: c.String("out"), Timeline: tl, Peaks: &roofline.Cache{Dir: dir}, Reference: c.String("reference"),
+		Options: report.Options{Wide: c.Bool("wide"), TagParallel: c.Bool("tag-parallel")},
+	})
 }
