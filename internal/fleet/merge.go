@@ -6,8 +6,9 @@ package fleet
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
-	"hash/fnv"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,15 +46,17 @@ type Merged struct {
 }
 
 // pointID is a record's identity, hashed: 16 bytes a point, where the
-// text is a few hundred. (FNV-128: a collision among 10^6 points has a
-// chance of about 10^-27.)
+// text is a few hundred. The hash is seeded anew in each process, so a
+// hostile file cannot make two points one (a collision among 10^6
+// points has a chance of about 10^-27).
 type pointID [16]byte
 
+var idSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
 func hashID(s string) pointID {
-	h := fnv.New128a()
-	h.Write([]byte(s))
 	var id pointID
-	h.Sum(id[:0])
+	binary.LittleEndian.PutUint64(id[:8], maphash.String(idSeeds[0], s))
+	binary.LittleEndian.PutUint64(id[8:], maphash.String(idSeeds[1], s))
 	return id
 }
 
