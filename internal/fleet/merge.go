@@ -27,8 +27,8 @@ type Duplicate struct {
 // Merged is the fleet's one answer: what a first reading of its files
 // chose (each point's record, by its place in the files), ready to be
 // written by a second. Memory grows with the points, a few dozen bytes
-// each, never with the records themselves: a fleet's 10^6 records are
-// read one at a time, twice.
+// each (and a byte a record), never with the records themselves: a
+// fleet's 10^6 records are read one at a time, twice.
 type Merged struct {
 	Paths      []string
 	Torn       []bool // each file's torn last line was ignored
@@ -39,6 +39,7 @@ type Merged struct {
 	Classes    []string
 
 	points  map[pointID]chosen
+	firsts  [][]bool          // by file and record: the first of its point (where the merged file has it)
 	have    map[pointID]int32 // Check's: round 0 points by class and key, measured (-1) or why not (an index of why)
 	why     []Missing
 	threads map[string]map[int]int
@@ -104,11 +105,13 @@ func Merge(paths []string) (*Merged, error) {
 	m := &Merged{Paths: paths, points: map[pointID]chosen{}, have: map[pointID]int32{}, threads: map[string]map[int]int{}}
 	hashes := map[string][]string{}
 	var blocks []record.Quality
+	m.firsts = make([][]bool, len(paths))
 	for f, path := range paths {
 		n := int32(0)
 		_, torn, err := record.EachWith(path, identify, func(r *record.Record, p identified) error {
 			here := at{int32(f), n}
 			n++
+			m.firsts[f] = append(m.firsts[f], false)
 			if r.SpecSHA256 != "" && !slices.Contains(hashes[r.SpecSHA256], path) {
 				hashes[r.SpecSHA256] = append(hashes[r.SpecSHA256], path)
 			}
@@ -117,6 +120,7 @@ func Merge(paths []string) (*Merged, error) {
 			switch {
 			case !seen:
 				m.points[p.id] = chosen{first: here, kept: here, rank: rank(r.Status)}
+				m.firsts[f][here.n] = true
 				m.Records++
 			case rank(r.Status) < c.rank:
 				m.Duplicates = append(m.Duplicates, Duplicate{p.text, path, paths[c.kept.file]})
@@ -294,14 +298,19 @@ func SortMissing(ms []Missing) {
 // chosen over one seen earlier (a requeued shard's measurement of a point
 // that failed) is read first, in a pass of its own: they are few.
 func (m *Merged) write(w *record.Writer) error {
+	// A point whose record was chosen over its first (a requeued shard's
+	// measurement of a point that failed) gets that record at its first
+	// place: read first, in a pass of its own (they are few).
+	chosenAt := map[at]at{}
 	later := map[at]record.Line{}
 	for _, c := range m.points {
 		if c.kept != c.first {
+			chosenAt[c.first] = c.kept
 			later[c.kept] = nil
 		}
 	}
 	if len(later) > 0 {
-		if err := m.each(func(here at, _ pointID, line record.Line) error {
+		if err := m.each(func(here at, line record.Line) error {
 			if _, ok := later[here]; ok {
 				later[here] = line
 			}
@@ -311,13 +320,14 @@ func (m *Merged) write(w *record.Writer) error {
 		}
 	}
 	return w.Stream(func(emit func(any) error) error {
-		err := m.each(func(here at, id pointID, line record.Line) error {
-			c := m.points[id]
-			if c.first != here {
+		err := m.each(func(here at, line record.Line) error {
+			// (A record past those read first, written since, is not
+			// the merge's.)
+			if int(here.n) >= len(m.firsts[here.file]) || !m.firsts[here.file][here.n] {
 				return nil
 			}
-			if c.kept != here {
-				line = later[c.kept]
+			if k, ok := chosenAt[here]; ok {
+				line = later[k]
 			}
 			return emit(line)
 		})
@@ -330,19 +340,18 @@ func (m *Merged) write(w *record.Writer) error {
 	})
 }
 
-// encoded is a record read again to be written: its point, and its line.
+// encoded is a record read again to be written: its line.
 type encoded struct {
-	id   pointID
 	line record.Line
 	err  error
 }
 
-// each reads the files again, giving each record's place, point and line
-// (found and encoded beside its decoding, on every core).
-func (m *Merged) each(fn func(at, pointID, record.Line) error) error {
+// each reads the files again, giving each record's place and line
+// (encoded beside its decoding, on every core).
+func (m *Merged) each(fn func(at, record.Line) error) error {
 	encode := func(r *record.Record) encoded {
 		line, err := record.EncodeLine(r)
-		return encoded{hashID(identity(r)), line, err}
+		return encoded{line, err}
 	}
 	for f, path := range m.Paths {
 		n := int32(0)
@@ -352,7 +361,7 @@ func (m *Merged) each(fn func(at, pointID, record.Line) error) error {
 			if e.err != nil {
 				return e.err
 			}
-			return fn(here, e.id, e.line)
+			return fn(here, e.line)
 		}); err != nil {
 			return err
 		}
