@@ -128,20 +128,15 @@ func Final(recs []Record) []Record {
 // reading that follows.
 func MergedPoints(path string) (map[string]bool, error) {
 	merged := map[string]bool{}
-	add := func(rounds, round int, key func() (point.Key, error)) {
-		if rounds > 0 && round == 0 {
-			if k, err := key(); err == nil {
-				merged[k.String()] = true
-			}
-		}
-	}
 	kind, err := sniff(path)
 	if err != nil {
 		return nil, err
 	}
 	if kind != kindLines {
 		_, _, err := Each(path, func(r *Record) error {
-			add(r.Rounds, r.Round, func() (point.Key, error) { return r.Key, nil })
+			if r.Rounds > 0 && r.Round == 0 {
+				merged[r.Key.String()] = true
+			}
 			return nil
 		})
 		return merged, err
@@ -151,10 +146,32 @@ func MergedPoints(path string) (map[string]bool, error) {
 			Key           json.RawMessage
 			Round, Rounds int
 		}
-		if json.Unmarshal(line, &r) == nil {
-			add(r.Rounds, r.Round, func() (k point.Key, err error) { return k, json.Unmarshal(r.Key, &k) })
+		var k point.Key
+		if json.Unmarshal(line, &r) == nil && r.Rounds > 0 && r.Round == 0 && json.Unmarshal(r.Key, &k) == nil {
+			merged[k.String()] = true
 		}
 		return nil
 	})
 	return merged, err
+}
+
+// EachFinalWith is EachWith of the records Final keeps: an interleaved
+// sweep's rounds of a point it merged are left out (MergedPoints finds
+// those points first), and no file is held whole.
+func EachFinalWith[T any](path string, prep func(*Record) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
+	merged, err := MergedPoints(path)
+	if err != nil {
+		return 0, false, err
+	}
+	return EachWith(path, prep, func(r *Record, v T) error {
+		if r.Round > 0 && merged[r.Key.String()] {
+			return nil
+		}
+		return each(r, v)
+	})
+}
+
+// EachFinal is Each of the records Final keeps (EachFinalWith).
+func EachFinal(path string, each func(*Record) error) (intact int64, torn bool, err error) {
+	return EachFinalWith(path, func(*Record) struct{} { return struct{}{} }, func(r *Record, _ struct{}) error { return each(r) })
 }

@@ -177,23 +177,15 @@ func SQLiteFile(ctx context.Context, log io.Writer, path, db string) error {
 	if err := safefile.NotAnInput(db, path); err != nil {
 		return point.Inputf("--sqlite: %v", strings.Replace(err.Error(), "--out", "--sqlite", 1))
 	}
-	// Read one record at a time, after a quick look for the points an
-	// interleaved sweep merged (record.Final drops their rounds).
-	merged, err := record.MergedPoints(path)
-	if err != nil {
-		return err
-	}
 	_, statErr := os.Lstat(db)
 	var torn bool
 	var dbErr error
 	// The transaction stops in order on a signal: rolled back, not cut.
 	defer halt.InOrder()()
 	n, err := appendSQLite(ctx, db, func(add func(*record.Record, sqlRow) error) error {
+		// One record at a time, the final ones (record.Final's).
 		var err error
-		_, torn, err = record.EachWith(path, rowOf, func(r *record.Record, row sqlRow) error {
-			if r.Round > 0 && merged[r.Key.String()] {
-				return nil
-			}
+		_, torn, err = record.EachFinalWith(path, rowOf, func(r *record.Record, row sqlRow) error {
 			dbErr = add(r, row)
 			return dbErr
 		})

@@ -123,12 +123,8 @@ func doBaselineCreate(c *cli.Context) error {
 	var blocks []record.Quality
 	measured := map[string]bool{}
 	for _, path := range c.Args().Slice() {
-		merged, err := record.MergedPoints(path)
-		if err != nil {
-			return err
-		}
-		if _, _, err := record.Each(path, func(r *record.Record) error {
-			if !r.OK() || (r.Round > 0 && merged[r.Key.String()]) { // record.Final's
+		if _, _, err := record.EachFinal(path, func(r *record.Record) error {
+			if !r.OK() {
 				return nil
 			}
 			f, err := class(r.Class())

@@ -105,15 +105,10 @@ func doCompare(c *cli.Context) error {
 
 // readRun gives each final record of one results file (record.Final:
 // an interleaved sweep's merged record, not its rounds) of build (a
-// prefix of its build_commit; "" any) to add, one at a time: read twice,
-// first for the points a sweep merged, so that no file is held whole.
+// prefix of its build_commit; "" any) to add, one at a time.
 func readRun(path, build string, add func(*record.Record)) error {
-	merged, err := record.MergedPoints(path)
-	if err != nil {
-		return err
-	}
-	_, _, err = record.Each(path, func(r *record.Record) error {
-		if (r.Round == 0 || !merged[r.Key.String()]) && strings.HasPrefix(r.BuildCommit, build) {
+	_, _, err := record.EachFinal(path, func(r *record.Record) error {
+		if strings.HasPrefix(r.BuildCommit, build) {
 			add(r)
 		}
 		return nil
