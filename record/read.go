@@ -55,7 +55,15 @@ func Read(path string) (recs []Record, intact int64, torn bool, err error) {
 // other formats are read whole first. each may keep the record it is
 // given, not the pointer; an error it returns ends the reading.
 func Each(path string, each func(*Record) error) (intact int64, torn bool, err error) {
-	return EachWith(path, func(*Record) struct{} { return struct{}{} }, func(r *Record, _ struct{}) error { return each(r) })
+	return EachWith(path, nothing, ignoring(each))
+}
+
+// nothing and ignoring make EachWith (and EachFinalWith) Each: no work
+// beside the decoding.
+func nothing(*Record) struct{} { return struct{}{} }
+
+func ignoring(each func(*Record) error) func(*Record, struct{}) error {
+	return func(r *Record, _ struct{}) error { return each(r) }
 }
 
 // EachWith is Each with work done on each record beside its decoding, on

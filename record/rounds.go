@@ -173,5 +173,5 @@ func EachFinalWith[T any](path string, prep func(*Record) T, each func(*Record, 
 
 // EachFinal is Each of the records Final keeps (EachFinalWith).
 func EachFinal(path string, each func(*Record) error) (intact int64, torn bool, err error) {
-	return EachFinalWith(path, func(*Record) struct{} { return struct{}{} }, func(r *Record, _ struct{}) error { return each(r) })
+	return EachFinalWith(path, nothing, ignoring(each))
 }
