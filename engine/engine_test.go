@@ -16,7 +16,6 @@ import (
 
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/internal/isolate"
-	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/internal/preset"
 	"github.com/tokbench/tokbench/point"
 )
@@ -144,13 +143,14 @@ func TestDirectQuantTypes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
-		if m.Meta.FileType != typ {
-			t.Errorf("file type %q, want %q", m.Meta.FileType, typ)
+		if m.Info.FileType != typ {
+			t.Errorf("file type %q, want %q", m.Info.FileType, typ)
 		}
-		if m.Meta.FileSize >= prev {
-			t.Errorf("%s: %d bytes, not smaller than the previous type's %d", typ, m.Meta.FileSize, prev)
+		size := fileSize(t, p)
+		if size >= prev {
+			t.Errorf("%s: %d bytes, not smaller than the previous type's %d", typ, size, prev)
 		}
-		prev = m.Meta.FileSize
+		prev = size
 		m.Close()
 	}
 }
@@ -163,9 +163,9 @@ func TestQuantizedModelsRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sizes = append(sizes, m.Meta.FileSize)
-		if m.Meta.NParams != uint64(preset.Presets["tiny"].Params()) {
-			t.Errorf("%s: n_params %d, want %d", p, m.Meta.NParams, preset.Presets["tiny"].Params())
+		sizes = append(sizes, fileSize(t, p))
+		if m.Info.NParams != uint64(preset.Presets["tiny"].Params()) {
+			t.Errorf("%s: n_params %d, want %d", p, m.Info.NParams, preset.Presets["tiny"].Params())
 		}
 		ctx, err := m.NewContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 2, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
 		if err != nil {
@@ -225,7 +225,7 @@ func TestSamplingNeverEndsOnEOS(t *testing.T) {
 			if err := ctx.Step(1, i, s); err != nil {
 				t.Fatal(err)
 			}
-			if tok := ctx.SampledTokens(1)[0]; tok == 2 || tok < 0 || tok >= m.Meta.NVocab {
+			if tok := ctx.SampledTokens(1)[0]; tok == 2 || tok < 0 || tok >= m.Info.NVocab {
 				t.Fatalf("%s: step %d sampled token %d (EOS is 2)", cfg.Name(), i, tok)
 			}
 		}
@@ -365,13 +365,22 @@ func TestMaxParallelMatchesPoint(t *testing.T) {
 // is one, mmap on, layer split.
 var allOnGPU = ModelOptions{NGPULayers: -1, Split: point.SplitLayer}
 
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
 // loadFile reads a model file's header and loads it, as the executor does.
 func loadFile(path string, o ModelOptions) (*Model, error) {
-	f, err := plan.Read(path)
+	_, h, err := gguf.Inspect(path)
 	if err != nil {
 		return nil, err
 	}
-	return LoadModel(f, o)
+	return LoadModel(path, h, o)
 }
 
 // A file llama.cpp asserts on (two identical tokens), loaded without the

@@ -11,7 +11,6 @@ import (
 	"unsafe"
 
 	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
 )
 
@@ -26,17 +25,25 @@ type ModelOptions struct {
 
 // Model is a loaded llama.cpp model. Close frees it.
 type Model struct {
-	m *C.struct_llama_model
-	// Meta is the model as llama.cpp reports it, File its file as read
-	// before loading (the header is read once, by plan.Read).
-	Meta plan.Model
-	File plan.File
+	m    *C.struct_llama_model
+	Info Info
 }
 
-// LoadModel loads the model file f (read and checked by plan.Read) with
-// llama.cpp.
-func LoadModel(f plan.File, opts ModelOptions) (*Model, error) {
-	path, h := f.Path, f.H
+// Info is the model as llama.cpp reports it, with the experts of its
+// header.
+type Info struct {
+	Path              string
+	Desc, FileType    string // llama.cpp's description ("llama 8B Q4_K - Medium"), q4_k_m
+	Size, NParams     uint64 // bytes of weights, parameters
+	NLayer, NEmbd     int
+	NHead, NHeadKV    int
+	NVocab, NCtxTrain int
+	NExpert           int // experts per layer (0: dense), from the header
+}
+
+// LoadModel loads the model file at path, whose header h was read and
+// checked already, with llama.cpp.
+func LoadModel(path string, h gguf.Hparams, opts ModelOptions) (*Model, error) {
 	if opts.Split == point.SplitNone && opts.NGPULayers != 0 {
 		// llama.cpp's own words ("invalid value for main_gpu") read like a
 		// broken file on a build without a GPU.
@@ -65,15 +72,12 @@ func LoadModel(f plan.File, opts ModelOptions) (*Model, error) {
 	if m == nil {
 		return nil, cerr("load model "+path, "check that the file is a complete model of an architecture this llama.cpp supports, and that there is memory for it")
 	}
-	md := &Model{m: m, File: f}
-	// The file's sizes and experts, with what llama.cpp says of the rest.
-	md.Meta = f.Model
-	md.Meta.Desc, md.Meta.FileType = md.desc(), md.fileType()
-	md.Meta.Size, md.Meta.NParams = uint64(C.llama_model_size(m)), uint64(C.llama_model_n_params(m))
-	md.Meta.NLayer, md.Meta.NEmbd = int(C.llama_model_n_layer(m)), int(C.llama_model_n_embd(m))
-	md.Meta.NHead, md.Meta.NHeadKV = int(C.llama_model_n_head(m)), int(C.llama_model_n_head_kv(m))
-	md.Meta.NVocab = int(C.llama_vocab_n_tokens(C.llama_model_get_vocab(m)))
-	md.Meta.NCtxTrain = int(C.llama_model_n_ctx_train(m))
+	md := &Model{m: m}
+	md.Info = Info{Path: path, Desc: md.desc(), FileType: md.fileType(), NExpert: int(h.NExpert),
+		Size: uint64(C.llama_model_size(m)), NParams: uint64(C.llama_model_n_params(m)),
+		NLayer: int(C.llama_model_n_layer(m)), NEmbd: int(C.llama_model_n_embd(m)),
+		NHead: int(C.llama_model_n_head(m)), NHeadKV: int(C.llama_model_n_head_kv(m)),
+		NVocab: int(C.llama_vocab_n_tokens(C.llama_model_get_vocab(m))), NCtxTrain: int(C.llama_model_n_ctx_train(m))}
 	return md, nil
 }
 

@@ -49,8 +49,8 @@ func TestSynthesizeMixturesOfExperts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		if m.Meta.NParams != uint64(c.s.Params()) || m.Meta.NExpert != c.s.NExpert || m.Meta.ExpertBytes != x.Bytes {
-			t.Errorf("%s: %d params (preset %d), %d experts, %d expert bytes", p, m.Meta.NParams, c.s.Params(), m.Meta.NExpert, m.Meta.ExpertBytes)
+		if m.Info.NParams != uint64(c.s.Params()) || m.Info.NExpert != c.s.NExpert {
+			t.Errorf("%s: %d params (preset %d), %d experts (preset %d)", p, m.Info.NParams, c.s.Params(), m.Info.NExpert, c.s.NExpert)
 		}
 		ctx, err := m.NewContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 4, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
 		if err != nil {

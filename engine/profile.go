@@ -120,7 +120,7 @@ const maxProfiledNodes = 1 << 20
 // (the callback asks for no node). Its thread pool (newContext's, as for
 // every context) is kept across the nodes.
 func (md *Model) NewProfiledContext(o ContextOptions) (*Context, error) {
-	prof := C.tb_prof_new(maxProfiledNodes, C.int32_t(md.Meta.NExpert))
+	prof := C.tb_prof_new(maxProfiledNodes, C.int32_t(md.Info.NExpert))
 	if prof == nil {
 		return nil, fmt.Errorf("profile: out of memory")
 	}

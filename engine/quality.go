@@ -12,11 +12,10 @@ import (
 	"unsafe"
 
 	"github.com/tokbench/tokbench/gguf"
-	"github.com/tokbench/tokbench/internal/plan"
 )
 
 // LoadVocab loads only a model's vocabulary, no weights: enough to
-// tokenize a text. Its Meta has only the path and the vocabulary size.
+// tokenize a text. Its Info has only the path and the vocabulary size.
 func LoadVocab(path string) (*Model, error) {
 	if _, _, err := gguf.Inspect(path); err != nil {
 		return nil, err
@@ -30,7 +29,7 @@ func LoadVocab(path string) (*Model, error) {
 	if m == nil {
 		return nil, cerr("load the vocabulary of "+path, "check that the file is a complete model")
 	}
-	return &Model{m: m, Meta: plan.Model{Path: path, NVocab: int(C.llama_vocab_n_tokens(C.llama_model_get_vocab(m)))}}, nil
+	return &Model{m: m, Info: Info{Path: path, NVocab: int(C.llama_vocab_n_tokens(C.llama_model_get_vocab(m)))}}, nil
 }
 
 // Tokenize turns text into the model's tokens with llama.cpp's tokenizer,
@@ -153,15 +152,15 @@ func (c *Context) EvalChunk(tokens []int32, first int, rows *Rows) error {
 				return fmt.Errorf("evaluate: row %d keeps %d base tokens, not 1 to %d", r, k, rows.k)
 			}
 			for _, id := range rows.IDs[r*rows.k : r*rows.k+int(k)] {
-				if id < 0 || int(id) >= c.model.Meta.NVocab {
-					return fmt.Errorf("evaluate: base token %d is outside the vocabulary of %d", id, c.model.Meta.NVocab)
+				if id < 0 || int(id) >= c.model.Info.NVocab {
+					return fmt.Errorf("evaluate: base token %d is outside the vocabulary of %d", id, c.model.Info.NVocab)
 				}
 			}
 		}
 	}
 	for i, t := range tokens {
-		if t < 0 || int(t) >= c.model.Meta.NVocab {
-			return fmt.Errorf("evaluate: token %d at %d is outside the vocabulary of %d", t, i, c.model.Meta.NVocab)
+		if t < 0 || int(t) >= c.model.Info.NVocab {
+			return fmt.Errorf("evaluate: token %d at %d is outside the vocabulary of %d", t, i, c.model.Info.NVocab)
 		}
 	}
 	ct := (*C.int32_t)(C.malloc(C.size_t(n) * 4))

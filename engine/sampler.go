@@ -54,7 +54,7 @@ type SamplerSet struct {
 func (md *Model) NewSamplers(cfg SamplerConfig, n int) *SamplerSet {
 	vocab := C.llama_model_get_vocab(md.m)
 	var bias []C.llama_logit_bias
-	for t := 0; t < md.Meta.NVocab; t++ {
+	for t := 0; t < md.Info.NVocab; t++ {
 		if C.llama_vocab_is_eog(vocab, C.llama_token(t)) {
 			bias = append(bias, C.llama_logit_bias{token: C.llama_token(t), bias: C.float(math.Inf(-1))})
 		}
@@ -65,7 +65,7 @@ func (md *Model) NewSamplers(cfg SamplerConfig, n int) *SamplerSet {
 		if len(bias) > 0 {
 			cb := (*C.llama_logit_bias)(C.malloc(C.size_t(len(bias)) * C.size_t(unsafe.Sizeof(bias[0]))))
 			copy(unsafe.Slice(cb, len(bias)), bias)
-			C.llama_sampler_chain_add(chain, C.llama_sampler_init_logit_bias(C.int32_t(md.Meta.NVocab), C.int32_t(len(bias)), cb))
+			C.llama_sampler_chain_add(chain, C.llama_sampler_init_logit_bias(C.int32_t(md.Info.NVocab), C.int32_t(len(bias)), cb))
 			C.free(unsafe.Pointer(cb)) // the sampler keeps its own copy
 		}
 		if cfg.Greedy {

@@ -86,7 +86,7 @@ type Executor struct {
 	// Sampler, if set, is running: each record gets telemetry windows.
 	Sampler *telemetry.Sampler
 
-	model    *engine.Model
+	model    *model
 	modelKey point.ModelKey
 	digest   string // the loaded model file's SHA-256
 	sess     *session
@@ -181,7 +181,7 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 		if err != nil {
 			return nil, err
 		}
-		m, err := engine.LoadModel(f, modelOptions(p))
+		m, err := loadModel(f, p)
 		if err != nil {
 			return nil, err
 		}

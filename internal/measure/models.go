@@ -38,7 +38,7 @@ func SynthModel(cacheDir, presetName, typ string, seed uint64, log io.Writer) (s
 
 // loadChecked validates p, reads its model's file, checks that p fits and
 // loads the model as p says (offload, split, mmap).
-func loadChecked(p point.Point) (*engine.Model, error) {
+func loadChecked(p point.Point) (*model, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -51,14 +51,36 @@ func loadChecked(p point.Point) (*engine.Model, error) {
 
 // loadFile checks that p fits and loads the model of f, read already, as
 // p says.
-func loadFile(f plan.File, p point.Point) (*engine.Model, error) {
+func loadFile(f plan.File, p point.Point) (*model, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	if err := f.Check(p, free()); err != nil {
 		return nil, err
 	}
-	return engine.LoadModel(f, modelOptions(p))
+	return loadModel(f, p)
+}
+
+// model is a model llama.cpp loaded, with its file as read before (the
+// header is read once, by plan.Read) and the two described together.
+type model struct {
+	*engine.Model
+	Meta plan.Model
+	File plan.File
+}
+
+// loadModel loads the model of f as p says, unchecked.
+func loadModel(f plan.File, p point.Point) (*model, error) {
+	m, err := engine.LoadModel(f.Path, f.H, modelOptions(p))
+	if err != nil {
+		return nil, err
+	}
+	// The file's sizes and experts, with what llama.cpp says of the rest.
+	meta, i := f.Model, m.Info
+	meta.Desc, meta.FileType, meta.Size, meta.NParams = i.Desc, i.FileType, i.Size, i.NParams
+	meta.NLayer, meta.NEmbd, meta.NHead, meta.NHeadKV = i.NLayer, i.NEmbd, i.NHead, i.NHeadKV
+	meta.NVocab, meta.NCtxTrain = i.NVocab, i.NCtxTrain
+	return &model{Model: m, Meta: meta, File: f}, nil
 }
 
 // modelOptions are the model settings of p.

@@ -37,7 +37,7 @@ func Profile(ctx context.Context, p point.Point, env Env) ([]roofline.OpProfile,
 
 // profileTest runs t's steps on a plain context (the unprofiled time, the
 // fastest of three runs after a warm-up), then on a profiled one.
-func profileTest(m *engine.Model, t point.Point) (roofline.OpProfile, error) {
+func profileTest(m *model, t point.Point) (roofline.OpProfile, error) {
 	var op roofline.OpProfile
 	run := func(s *session) (*engine.StepProfile, time.Duration, error) {
 		if err := s.setDepth(t.Parallel, t.NDepth); err != nil {
@@ -94,7 +94,7 @@ func profileTest(m *engine.Model, t point.Point) (roofline.OpProfile, error) {
 
 // profiled runs t's steps with run on a profiled context, once to warm up
 // and once observed.
-func profiled(m *engine.Model, t point.Point, run func(*session) (*engine.StepProfile, error)) (*engine.StepProfile, error) {
+func profiled(m *model, t point.Point, run func(*session) (*engine.StepProfile, error)) (*engine.StepProfile, error) {
 	prof, err := newSessionOf(m.NewProfiledContext, t, t.NCtx())
 	if err != nil {
 		return nil, err

@@ -128,7 +128,7 @@ func qualityTokens(ctx context.Context, pl *qualityPlan, o QualityOptions) ([]in
 	}
 	defer vocab.Close()
 	if o.Text == "" && pl.synthetic {
-		return quality.RandomTokens(o.Tokens, vocab.Meta.NVocab, 3, o.Seed), fmt.Sprintf("random tokens (seed %d)", o.Seed), nil
+		return quality.RandomTokens(o.Tokens, vocab.Info.NVocab, 3, o.Seed), fmt.Sprintf("random tokens (seed %d)", o.Seed), nil
 	}
 	text, name := quality.DefaultText, quality.DefaultTextName
 	if o.Text != "" {
@@ -277,7 +277,7 @@ type evaluator struct {
 // fills in the block's model, and returns the context and what frees both.
 func (ev *evaluator) open(ctx context.Context, m QualityModel, q *record.Quality) (*engine.Context, func(), error) {
 	p := qualityPoint(m.Path, ev.o)
-	md, err := engine.LoadModel(ev.files[m.Path], modelOptions(p))
+	md, err := loadModel(ev.files[m.Path], p)
 	if err != nil {
 		return nil, nil, err
 	}

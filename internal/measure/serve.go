@@ -16,7 +16,7 @@ import (
 type Served struct {
 	Base point.Point // the settings of every context (Parallel: 1; NPrompt: the longest request)
 	Meta plan.Model
-	m    *engine.Model
+	m    *model
 	ctx  context.Context
 	time time.Duration
 }

@@ -44,7 +44,7 @@ func (s *session) tell(what string) {
 	}
 }
 
-func newSession(m *engine.Model, p point.Point, nctx int) (*session, error) {
+func newSession(m *model, p point.Point, nctx int) (*session, error) {
 	return newSessionOf(m.NewContext, p, nctx)
 }
 
@@ -52,7 +52,7 @@ func newSession(m *engine.Model, p point.Point, nctx int) (*session, error) {
 // observed after they are timed (observe): a point that splits its step
 // or counts a mixture's experts is observed in its own context, at its
 // own depth, not in a second one filled again.
-func newObservedSession(m *engine.Model, p point.Point, nctx int) (*session, error) {
+func newObservedSession(m *model, p point.Point, nctx int) (*session, error) {
 	if !p.Kernels && m.Meta.NExpert == 0 {
 		return newSession(m, p, nctx)
 	}
