@@ -11,7 +11,6 @@
 package record
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -263,20 +262,21 @@ func (r *Record) Name() string {
 	return r.ModelFile
 }
 
-// Writable is r as it can be written: a record holding a figure JSON
-// cannot (an infinity or NaN, from a cached figure out of range) is a
-// failed test saying so, its figures dropped, never a record silently
-// lost.
-func Writable(r Record) Record {
-	_, err := json.Marshal(r)
+// Encode is r as it can be written and its line, encoded once: a record
+// holding a figure JSON cannot (an infinity or NaN, from a cached figure
+// out of range) is a failed test saying so, its figures dropped, never a
+// record silently lost. A Writer writes the line as it is.
+func Encode(r Record) (Record, Line) {
+	b, err := r.MarshalJSON()
 	if err == nil {
-		return r
+		return r, append(b, '\n')
 	}
 	w := Record{Key: r.Key, ModelID: r.ModelID, Test: r.Test, Round: r.Round, Rounds: r.Rounds, SpecSHA256: r.SpecSHA256, Shard: r.Shard,
 		Build: r.Build, Machine: r.Machine, Model: r.Model, Settings: r.Settings, Status: StatusFailed,
 		Reason: fmt.Sprintf("its figures cannot be written (%v): a figure out of range, most likely from a cache (run tokbench probe again; remove the cache's kernels/ folder)", err)}
-	if _, err := json.Marshal(w); err != nil {
+	if b, err = w.MarshalJSON(); err != nil {
 		w = Record{Key: r.Key, ModelID: r.ModelID, Test: r.Test, Status: StatusFailed, Reason: w.Reason}
+		b, _ = w.MarshalJSON()
 	}
-	return w
+	return w, append(b, '\n')
 }

@@ -42,18 +42,22 @@ func TestUnsteady(t *testing.T) {
 
 // A record with a figure JSON cannot hold is written as a failed test
 // saying why, not dropped.
-func TestWritable(t *testing.T) {
+// Its line is the one a Writer writes of it.
+func TestEncode(t *testing.T) {
 	r := Record{Test: "tg8", Status: StatusOK}
 	r.AvgTs = math.Inf(1)
-	w := Writable(r)
+	w, line := Encode(r)
 	if w.Status != StatusFailed || !strings.Contains(w.Reason, "cannot be written") || w.Test != "tg8" {
 		t.Errorf("%+v", w)
 	}
-	if _, err := json.Marshal(w); err != nil {
-		t.Error(err)
+	var back Record
+	if err := json.Unmarshal(line, &back); err != nil || back.Reason != w.Reason {
+		t.Errorf("%s: %v", line, err)
 	}
-	ok := Record{Test: "tg8", Status: StatusOK}
-	if Writable(ok).Status != StatusOK {
-		t.Error("a good record changed")
+	ok := Record{Test: "tg8", Status: StatusOK, Settings: Settings{NUBatch: 7}}
+	w, line = Encode(ok)
+	want, _ := jsonLine(ok)
+	if w.Status != StatusOK || string(line) != string(want) {
+		t.Errorf("a good record changed: %s, want %s", line, want)
 	}
 }

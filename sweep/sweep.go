@@ -80,18 +80,18 @@ func Run(ctx context.Context, points []point.Point, env plan.Env, o Options) (*R
 	}
 	grid.Dropped = o.Dropped
 	sum := &Result{Records: old, Total: len(grid.Points) + len(grid.Skipped)}
-	round := 0
-	emit := func(r record.Record) error {
-		if rounds > 1 && r.Rounds == 0 {
-			r.Round, r.Rounds = round, rounds
+	stamp := Stamp{Rounds: rounds, SpecSHA256: o.SpecHash, Shard: o.Shard, peaks: o.Peaks}
+	if o.Peaks != nil {
+		stamp.PeaksDir = o.Peaks.Dir
+	}
+	// emit writes a record: a worker's as it encoded it (stamped there),
+	// one made here stamped and encoded now.
+	emit := func(r record.Record, line record.Line) error {
+		if line == nil {
+			stamp.Apply(&r)
+			r, line = record.Encode(r)
 		}
-		r.SpecSHA256, r.Shard = o.SpecHash, o.Shard
-		if o.Peaks != nil {
-			// A probe file that cannot be read leaves the record without a
-			// roofline; report sets it again once the file is mended.
-			_ = r.SetRoofline(o.Peaks)
-		}
-		if err := res.Append(r); err != nil {
+		if err := res.Append(line); err != nil {
 			return err
 		}
 		sum.Anomalies += o.Watch.Check(&r)
@@ -112,7 +112,7 @@ func Run(ctx context.Context, points []point.Point, env plan.Env, o Options) (*R
 		fmt.Fprintf(o.Log, "resuming %s: %d points already recorded, %d to go\n", o.Out, grid.Done, len(grid.Points)+len(grid.Skipped))
 	}
 	for _, r := range grid.Skipped {
-		if err := emit(r); err != nil {
+		if err := emit(r, nil); err != nil {
 			return sum, err
 		}
 		fmt.Fprintf(o.Log, "skipped %s %s: %s\n", r.ModelID, r.Test, r.Reason)
@@ -125,14 +125,15 @@ func Run(ctx context.Context, points []point.Point, env plan.Env, o Options) (*R
 	pr := newProgress(o.Log, o.TTY, len(grid.Points)*rounds, time.Duration(rounds)*grid.Total())
 	defer pr.Finish()
 	wc := workerCmd{Exe: o.Exe, Args: o.ExeArgs}
-	for round = 1; round <= rounds && !sum.Interrupted; round++ {
+	for stamp.Round = 1; stamp.Round <= rounds && !sum.Interrupted; stamp.Round++ {
+		round := stamp.Round
 		order := grid.Points
 		if rounds > 1 {
 			order = roundOrder(grid.Points, round, rounds, o.Shuffle, o.Seed)
 			order = slices.DeleteFunc(order, func(p point.Point) bool { return done[roundKey{p.Key(), round}] })
 		}
 		for _, group := range byModel(order) {
-			err := runGroup(ctx, wc, WorkerRequest{Version: env.Version, Fault: o.Fault, TelemetryRate: o.Telemetry, TelemetryOut: o.TelemetryTo, Points: group}, env, pr, grid, emit)
+			err := runGroup(ctx, wc, WorkerRequest{Version: env.Version, Fault: o.Fault, TelemetryRate: o.Telemetry, TelemetryOut: o.TelemetryTo, Points: group, Stamp: stamp}, env, pr, grid, emit)
 			if errors.Is(err, halt.ErrStopped) {
 				sum.Interrupted = true
 				break
@@ -144,7 +145,7 @@ func Run(ctx context.Context, points []point.Point, env plan.Env, o Options) (*R
 	}
 	if rounds > 1 && !sum.Interrupted {
 		for _, m := range mergeRounds(sum.Records, rounds) {
-			if err := emit(m); err != nil {
+			if err := emit(m, nil); err != nil {
 				return sum, err
 			}
 		}
@@ -186,13 +187,13 @@ func byModel(points []point.Point) [][]point.Point {
 // runGroup runs one model's points in workers until all are recorded: a
 // worker that dies costs the point it was measuring (recorded as failed
 // with how it died) and a new worker takes the rest.
-func runGroup(ctx context.Context, wc workerCmd, req WorkerRequest, env plan.Env, pr *Progress, grid *plan.Grid, emit func(record.Record) error) error {
+func runGroup(ctx context.Context, wc workerCmd, req WorkerRequest, env plan.Env, pr *Progress, grid *plan.Grid, emit func(record.Record, record.Line) error) error {
 	rest := req.Points
 	for len(rest) > 0 {
 		req.Points = rest
-		done, current, exit := wc.run(ctx, req, pr.Begin, func(r record.Record) error {
+		done, current, exit := wc.run(ctx, req, pr.Begin, func(r record.Record, line record.Line) error {
 			pr.End(r, grid.Est[r.Key])
-			return emit(r)
+			return emit(r, line)
 		})
 		var next []point.Point
 		for _, p := range rest {
@@ -226,7 +227,7 @@ func runGroup(ctx context.Context, wc workerCmd, req WorkerRequest, env plan.Env
 		}
 		r := env.Unmeasured(failed, record.StatusFailed, exit.Error())
 		pr.End(r, grid.Est[r.Key])
-		if err := emit(r); err != nil {
+		if err := emit(r, nil); err != nil {
 			return err
 		}
 		next = next[:0]

@@ -16,6 +16,7 @@ import (
 	"github.com/tokbench/tokbench/internal/isolate"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/roofline"
 )
 
 // A sweep measures each model's points in a worker: tokbench re-executed
@@ -30,14 +31,44 @@ type WorkerRequest struct {
 	TelemetryRate int           `json:"telemetry_rate,omitempty"` // Hz; 0: off
 	TelemetryOut  string        `json:"telemetry_out,omitempty"`  // raw samples, appended per point
 	Points        []point.Point `json:"points"`
+	Stamp         Stamp         `json:"stamp"`
 }
 
 // WorkerEvent is one line of a worker's stdout: a point started, a
-// record measured, or a graceful stop.
+// record measured (its line as the results file will hold it), or a
+// graceful stop.
 type WorkerEvent struct {
-	Start   *point.Key     `json:"start,omitempty"`
-	Record  *record.Record `json:"record,omitempty"`
-	Stopped bool           `json:"stopped,omitempty"`
+	Start   *point.Key      `json:"start,omitempty"`
+	Record  json.RawMessage `json:"record,omitempty"`
+	Stopped bool            `json:"stopped,omitempty"`
+}
+
+// Stamp is what a sweep adds to each of its records before it is
+// written: the round, the spec and shard, the roofline. A worker stamps
+// its own records, so that each is encoded once, there, and written to
+// the results file as it came.
+type Stamp struct {
+	Round, Rounds int    `json:",omitempty"`
+	SpecSHA256    string `json:",omitempty"`
+	Shard         string `json:",omitempty"`
+	PeaksDir      string `json:",omitempty"` // the probe cache whose ceilings set each roofline ("": none)
+	peaks         *roofline.Cache
+}
+
+// Apply stamps r.
+func (s *Stamp) Apply(r *record.Record) {
+	if s.Rounds > 1 && r.Rounds == 0 {
+		r.Round, r.Rounds = s.Round, s.Rounds
+	}
+	r.SpecSHA256, r.Shard = s.SpecSHA256, s.Shard
+	if s.peaks == nil && s.PeaksDir != "" {
+		s.peaks = &roofline.Cache{Dir: s.PeaksDir}
+	}
+	if s.peaks != nil {
+		// A probe file that cannot be read leaves the record without a
+		// roofline; report sets it again once the file is mended.
+		_ = r.SetRoofline(s.peaks)
+	}
 }
 
 // WorkerExitStopped is the worker's exit status after a graceful stop.
@@ -53,7 +84,7 @@ type workerCmd struct {
 // runWorker measures points in one worker process. It returns the keys it
 // got records for, the key of the point that was running when the worker
 // ended ("" if none), and how the worker ended.
-func (wc workerCmd) run(ctx context.Context, req WorkerRequest, started func(point.Point), got func(record.Record) error) (done map[point.Key]bool, current point.Key, exit error) {
+func (wc workerCmd) run(ctx context.Context, req WorkerRequest, started func(point.Point), got func(record.Record, record.Line) error) (done map[point.Key]bool, current point.Key, exit error) {
 	done = map[point.Key]bool{}
 	cmd := isolate.Exec(context.Background(), wc.Exe, append(append([]string{}, wc.Args...), "sweep-worker")...)
 	cmd.SysProcAttr = isolate.SysProcAttr()
@@ -108,10 +139,14 @@ func (wc workerCmd) run(ctx context.Context, req WorkerRequest, started func(poi
 			if started != nil {
 				started(p)
 			}
-		case ev.Record != nil:
-			done[ev.Record.Key] = true
+		case len(ev.Record) > 0:
+			var r record.Record
+			if json.Unmarshal(ev.Record, &r) != nil {
+				continue
+			}
+			done[r.Key] = true
 			current = point.Key{}
-			if err := got(*ev.Record); err != nil && writeErr == nil {
+			if err := got(r, append(record.Line(ev.Record), '\n')); err != nil && writeErr == nil {
 				writeErr = err
 				cmd.Process.Signal(os.Interrupt)
 			}

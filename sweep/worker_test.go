@@ -14,7 +14,7 @@ import (
 func TestWorkerOverlongLine(t *testing.T) {
 	wc := workerCmd{Exe: "sh", Args: []string{"-c", "head -c 70000000 /dev/zero | tr '\\0' a; sleep 60"}}
 	start := time.Now()
-	_, _, err := wc.run(context.Background(), WorkerRequest{}, nil, func(record.Record) error { return nil })
+	_, _, err := wc.run(context.Background(), WorkerRequest{}, nil, func(record.Record, record.Line) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "read worker") {
 		t.Errorf("err %v", err)
 	}

@@ -54,7 +54,7 @@ func Tests(ctx context.Context, tests []point.Point, env Env, sampler *telemetry
 		}
 	}
 	var recs []record.Record
-	err := ex.Run(ctx, tests, func(r record.Record, failure error) error {
+	err := ex.Run(ctx, tests, func(r record.Record, _ record.Line, failure error) error {
 		if failure != nil {
 			return failure
 		}
@@ -85,6 +85,9 @@ type Executor struct {
 	Progress func(p point.Point, what string)
 	// Sampler, if set, is running: each record gets telemetry windows.
 	Sampler *telemetry.Sampler
+	// Finish, if set, completes each record before it is encoded (a
+	// sweep's round, spec and roofline).
+	Finish func(*record.Record)
 
 	model    *model
 	modelKey point.ModelKey
@@ -112,10 +115,11 @@ func (e *Executor) read(path string) (plan.File, error) {
 }
 
 // Run measures tests in the given order (see point.Order) and passes
-// every result to emit: a failed test's record comes with its error. A
-// failed test does not stop the run; an error from emit, a cancellation
-// or a stop does.
-func (e *Executor) Run(ctx context.Context, tests []point.Point, emit func(r record.Record, failure error) error) error {
+// every result to emit, with its line as a results file holds it (encoded
+// once, here): a failed test's record comes with its error. A failed test
+// does not stop the run; an error from emit, a cancellation or a stop
+// does.
+func (e *Executor) Run(ctx context.Context, tests []point.Point, emit func(r record.Record, line record.Line, failure error) error) error {
 	defer e.close()
 	if e.rawTs == nil {
 		e.rawTs = map[point.Key]float64{}
@@ -156,8 +160,11 @@ func (e *Executor) Run(ctx context.Context, tests []point.Point, emit func(r rec
 		r := e.Env.Fill(*rec, p, e.meta())
 		r.ModelSHA256 = e.digest
 		e.coverReruns(&r)
-		r = record.Writable(r)
-		if err := emit(r, err); err != nil {
+		if e.Finish != nil {
+			e.Finish(&r)
+		}
+		r, line := record.Encode(r)
+		if err := emit(r, line, err); err != nil {
 			return err
 		}
 	}

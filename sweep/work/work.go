@@ -7,6 +7,7 @@ package work
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -110,15 +111,18 @@ func ServeWorker(r io.Reader, w io.Writer) int {
 	}()
 	out := bufio.NewWriter(w)
 	send := func(ev sweep.WorkerEvent) error {
-		if ev.Record != nil {
-			r := record.Writable(*ev.Record)
-			ev.Record = &r
-		}
 		b, err := json.Marshal(ev)
 		if err != nil {
 			return fmt.Errorf("sweep-worker: %w", err)
 		}
 		out.Write(append(b, '\n'))
+		return out.Flush()
+	}
+	// A record's line, encoded once by the executor, goes out as it is.
+	sendLine := func(line record.Line) error {
+		out.WriteString(`{"record":`)
+		out.Write(bytes.TrimSuffix(line, []byte("\n")))
+		out.WriteString("}\n")
 		return out.Flush()
 	}
 	var began time.Time
@@ -141,13 +145,15 @@ func ServeWorker(r io.Reader, w io.Writer) int {
 		defer s.Stop()
 		ex.Sampler = s
 	}
-	err := ex.Run(context.Background(), req.Points, func(rec record.Record, _ error) error {
+	stamp := req.Stamp
+	ex.Finish = stamp.Apply
+	err := ex.Run(context.Background(), req.Points, func(_ record.Record, line record.Line, _ error) error {
 		if ex.Sampler != nil && req.TelemetryOut != "" {
 			if err := ex.Sampler.WriteFile(req.TelemetryOut, began, time.Now(), true); err != nil {
 				return err
 			}
 		}
-		return send(sweep.WorkerEvent{Record: &rec})
+		return sendLine(line)
 	})
 	switch {
 	case errors.Is(err, halt.ErrStopped):
