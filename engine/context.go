@@ -58,6 +58,10 @@ type Context struct {
 // NewContext creates a context for the model.
 func (md *Model) NewContext(o ContextOptions) (*Context, error) { return md.newContext(o, nil) }
 
+// opOffload is llama.cpp's op_offload of the model's contexts: a switch
+// of its placement (-nopo) that llama.cpp reads per context.
+func (md *Model) opOffload() bool { return !bool(md.switches.NoOpOffload) }
+
 // newContext creates a context; set, if not nil, changes its parameters
 // last.
 func (md *Model) newContext(o ContextOptions, set func(*C.struct_llama_context_params)) (*Context, error) {
@@ -79,6 +83,7 @@ func (md *Model) newContext(o ContextOptions, set func(*C.struct_llama_context_p
 	// batching uses it: n_ctx cells in all, not per sequence.
 	p.kv_unified = true
 	p.offload_kqv = C.bool(!o.NoKVOffload)
+	p.op_offload = C.bool(md.opOffload())
 	if set != nil {
 		set(&p)
 	}

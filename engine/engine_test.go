@@ -365,6 +365,32 @@ func TestMaxParallelMatchesPoint(t *testing.T) {
 // is one, mmap on, layer split.
 var allOnGPU = ModelOptions{NGPULayers: -1, Split: point.SplitLayer}
 
+// -nopo: a model loaded with op offload off makes its contexts so, and
+// they decode.
+func TestNoOpOffload(t *testing.T) {
+	_, q8, _ := tinyModels(t)
+	for _, off := range []bool{false, true} {
+		o := allOnGPU
+		o.Placement.NoOpOffload = point.Bit(off)
+		m, err := loadFile(q8, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, err := m.NewContext(ContextOptions{NCtx: 128, NBatch: 64, NUBatch: 64, NSeqMax: 1, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.opOffload() == off {
+			t.Errorf("no_op_offload %v: op_offload %v", off, m.opOffload())
+		}
+		if err := ctx.Prefill(1, 32, 0); err != nil {
+			t.Errorf("no_op_offload %v: %v", off, err)
+		}
+		ctx.Close()
+		m.Close()
+	}
+}
+
 func fileSize(t *testing.T, path string) int64 {
 	t.Helper()
 	fi, err := os.Stat(path)

@@ -25,8 +25,9 @@ type ModelOptions struct {
 
 // Model is a loaded llama.cpp model. Close frees it.
 type Model struct {
-	m    *C.struct_llama_model
-	Info Info
+	m        *C.struct_llama_model
+	Info     Info
+	switches point.Switches // its contexts' switches (no_op_offload)
 }
 
 // Info is the model as llama.cpp reports it, with the experts of its
@@ -72,7 +73,7 @@ func LoadModel(path string, h gguf.Hparams, opts ModelOptions) (*Model, error) {
 	if m == nil {
 		return nil, cerr("load model "+path, "check that the file is a complete model of an architecture this llama.cpp supports, and that there is memory for it")
 	}
-	md := &Model{m: m}
+	md := &Model{m: m, switches: opts.Placement.Switches}
 	md.Info = Info{Path: path, Desc: md.desc(), FileType: md.fileType(), NExpert: int(h.NExpert),
 		Size: uint64(C.llama_model_size(m)), NParams: uint64(C.llama_model_n_params(m)),
 		NLayer: int(C.llama_model_n_layer(m)), NEmbd: int(C.llama_model_n_embd(m)),

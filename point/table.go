@@ -16,7 +16,36 @@ import (
 // effect in engine: the point, its key, the model's options, the record
 // and the report's files and tables all take it from here.
 type Switches struct {
-	NoHost bool `json:"no_host"` // bypass the host buffer, so that extra buffer types (repacked weights) can be used
+	NoOpOffload Bit  `json:"no_op_offload"` // keep ops on the CPU whose weights are in host memory (llama.cpp's op_offload off)
+	NoHost      bool `json:"no_host"`       // bypass the host buffer, so that extra buffer types (repacked weights) can be used
+}
+
+// Bit is a switch that llama-bench's JSON writes as 0 or 1. It reads
+// either spelling, and any other number as set.
+type Bit bool
+
+// MarshalJSON writes 0 or 1.
+func (b Bit) MarshalJSON() ([]byte, error) {
+	if b {
+		return []byte("1"), nil
+	}
+	return []byte("0"), nil
+}
+
+// UnmarshalJSON reads 0, 1, a number, true or false.
+func (b *Bit) UnmarshalJSON(text []byte) error {
+	switch s := string(text); s {
+	case "null":
+	case "true", "false":
+		*b = s == "true"
+	default:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("%s: give 0 or 1", s)
+		}
+		*b = f != 0
+	}
+	return nil
 }
 
 // Kind is how a setting's value is written on the command line.
@@ -75,8 +104,10 @@ type Setting struct {
 	// default ("" : the key's fixed part has it, or it is not in the key).
 	KeyName string
 	// Field is a Switches setting's name in records (its JSON tag) and
-	// in llama-bench's files, Column its head in the compact table.
+	// in llama-bench's files, Column its head in the compact table, Type
+	// its type there: 'b' a bool, 'i' an integer, 's' text.
 	Field, Column string
+	Type          byte
 	// Switch marks a List of 0 and 1 (llama-bench's -nkvo 0,1) whose
 	// flag given alone means 1 (--no-kv-offload).
 	Switch bool
@@ -135,7 +166,11 @@ var Settings = []Setting{
 	{Key: "n_cpu_moe", Flag: "n-cpu-moe", Aliases: []string{"ncmoe"}, Kind: List, Ints: true, Min: 0, Max: 4096, Default: "0", Nest: 30,
 		Usage: "keep the MoE experts of the first N layers on the CPU (default 0)", KeyName: "ncmoe",
 		Set: func(p *Point, v string) { p.NCPUMoE = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NCPUMoE) }},
-	{Key: "no_host", Flag: "no-host", Kind: List, Default: "false", Nest: 35, Field: "no_host", Column: "noh", KeyName: "noh",
+	{Key: "no_op_offload", Flag: "no-op-offload", Aliases: []string{"nopo"}, Kind: List, Switch: true, Default: "false", Nest: 37, Parse: parseSwitch,
+		Usage: "run on the CPU the ops whose weights are in host memory, instead of offloading them to the GPU: alone or 1; 0,1 measures both",
+		Field: "no_op_offload", Type: 'i', Column: "nopo", KeyName: "nopo",
+		Set: func(p *Point, v string) { p.NoOpOffload = v == "true" }, Get: func(p *Point) string { return strconv.FormatBool(bool(p.NoOpOffload)) }},
+	{Key: "no_host", Flag: "no-host", Kind: List, Default: "false", Nest: 35, Field: "no_host", Type: 'b', Column: "noh", KeyName: "noh",
 		Usage: "bypass the host buffer so that extra buffer types (repacked weights) can be used: 0, 1 (default 0)", Parse: parseSwitch,
 		Set: func(p *Point, v string) { p.NoHost = v == "true" }, Get: func(p *Point) string { return strconv.FormatBool(p.NoHost) }},
 	{Key: "poll", Flag: "poll", Kind: List, Ints: true, Words: map[string]string{NoPool: "-1"}, Default: "50", Nest: 110,
@@ -256,8 +291,6 @@ var Settings = []Setting{
 		Set:   func(p *Point, v string) { p.PG, _ = parsePG(v) }},
 	{Flag: "embeddings", Aliases: []string{"embd"}, Hidden: true, Kind: Bool, Usage: "llama-bench's -embd: only 0",
 		Parse: refuse("tokbench measures generation, not embeddings: leave out -embd 1")},
-	{Flag: "no-op-offload", Aliases: []string{"nopo"}, Hidden: true, Kind: Bool, Usage: "llama-bench's -nopo: only 0",
-		Parse: refuse("tokbench keeps llama.cpp's op offload: leave out -nopo 1")},
 }
 
 // refuse is the Parse of a llama-bench switch tokbench keeps off.
@@ -289,13 +322,15 @@ func (s *Setting) Of(sw Switches) string {
 }
 
 // Typed is a Switches setting's value in sw as llama-bench's files type
-// it: a bool, an int or a string.
+// it (Type): a bool, an int or a string.
 func (s *Setting) Typed(sw Switches) any {
 	v := s.Of(sw)
 	switch {
-	case s.Kind == Bool || (s.Kind == List && !s.Ints && (v == "true" || v == "false")):
+	case s.Type == 'b':
 		return v == "true"
-	case s.Ints || s.Kind == Int:
+	case s.Type == 'i' && (v == "true" || v == "false"):
+		return map[bool]int{false: 0, true: 1}[v == "true"]
+	case s.Type == 'i':
 		return atoi(v)
 	}
 	return v
@@ -397,21 +432,31 @@ func (s *Setting) Check(v string) (string, error) {
 }
 
 // knobText is the key text of p's knobs that are not their defaults:
-// "|ncmoe=4|poll=none", in Settings' order of key names.
+// "|ncmoe=4|poll=none", in knobOrder.
 func knobText(p *Point, escape func(string) string) string {
 	var b strings.Builder
-	for _, name := range knobOrder {
-		s := knobByName(name)
+	for _, s := range knobOrder() {
 		if v := s.Get(p); v != "" && v != s.Default {
-			b.WriteString("|" + name + "=" + escape(v))
+			b.WriteString("|" + s.KeyName + "=" + escape(v))
 		}
 	}
 	return b.String()
 }
 
-// knobOrder is the order knobs are written in a key (the order keys of
-// older files have).
-var knobOrder = []string{"dev", "ts", "ot", "ncmoe", "poll", "C", "strict", "prio", "nkvo", "noh"}
+// knobOrder is the order knobs are written in a key: the order keys of
+// older files have, then the newer knobs in Settings' order.
+var knobOrder = sync.OnceValue(func() []*Setting {
+	var out []*Setting
+	for _, name := range []string{"dev", "ts", "ot", "ncmoe", "poll", "C", "strict", "prio", "nkvo"} {
+		out = append(out, knobByName(name))
+	}
+	for i := range Settings {
+		if s := &Settings[i]; s.KeyName != "" && !slices.Contains(out, s) && s == knobByName(s.KeyName) {
+			out = append(out, s)
+		}
+	}
+	return out
+})
 
 func knobByName(name string) *Setting { return knobNames()[name] }
 

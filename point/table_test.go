@@ -51,6 +51,9 @@ func TestSwitchesFieldsAreSettings(t *testing.T) {
 	var fields []string
 	for _, s := range Fields() {
 		fields = append(fields, s.Field)
+		if s.Type != 'b' && s.Type != 'i' && s.Type != 's' {
+			t.Errorf("%s has no type in llama-bench's files", s.Field)
+		}
 		if s.Column == "" {
 			t.Errorf("%s has no column", s.Field)
 		}
@@ -66,7 +69,7 @@ func TestSwitchesFieldsAreSettings(t *testing.T) {
 // its default is not written (keys of older files still match).
 func TestKnobsInKeys(t *testing.T) {
 	values := map[string]string{"dev": "none", "ts": "3/1", "ot": "exps=CPU|x", "ncmoe": "4", "poll": "none", "C": "0xF",
-		"strict": "true", "prio": "2", "nkvo": "true", "noh": "true"}
+		"strict": "true", "prio": "2", "nkvo": "true", "noh": "true", "nopo": "true"}
 	p := Point{Model: "m", NPrompt: 1, NBatch: 1, NUBatch: 1, Threads: 1, Parallel: 1}
 	plain := p.Key().String()
 	for _, s := range Settings {

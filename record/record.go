@@ -142,8 +142,7 @@ type Settings struct {
 	Prio        int         `json:"prio,omitempty"`
 	// llama-bench's settings that tokbench keeps off, written as it
 	// writes them off, so that its tools read every record.
-	Embeddings  bool `json:"embeddings"`
-	NoOpOffload int  `json:"no_op_offload"`
+	Embeddings bool `json:"embeddings"`
 	point.Switches
 	FitTarget int `json:"fit_target"`
 	FitMinCtx int `json:"fit_min_ctx"`

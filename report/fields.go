@@ -18,8 +18,8 @@ import (
 // LlamaBenchFields are the pinned llama.cpp's llama-bench fields (release
 // b7437, test::get_fields), in its order and with its SQL types, which -o
 // sql, csv, json and jsonl all carry, so that llama.cpp's tools read every
-// one of them. Settings tokbench keeps off (embeddings, no_op_offload,
-// fit_target, fit_min_ctx) are written as llama-bench writes them off.
+// one of them. Settings tokbench keeps off (embeddings, fit_target,
+// fit_min_ctx) are written as llama-bench writes them off.
 // flash_attn is -1 (auto), 0 or 1, as llama.cpp's setting is; the
 // database's column is an integer. n_gpu_layers is what was given (-1 or
 // 99: all layers), as llama-bench writes it.
@@ -52,7 +52,6 @@ var LlamaBenchFields = withSwitches([]sqlField{
 	{"tensor_buft_overrides", "TEXT", func(r *record.Record) any { return cmp.Or(r.TensorOverrides, "none") }},
 	{"use_mmap", "INTEGER", func(r *record.Record) any { return r.UseMmap }},
 	{"embeddings", "INTEGER", func(r *record.Record) any { return r.Embeddings }},
-	{"no_op_offload", "INTEGER", func(r *record.Record) any { return r.NoOpOffload }},
 	switchesHere,
 	{"fit_target", "INTEGER", func(r *record.Record) any { return r.FitTarget }},
 	{"fit_min_ctx", "INTEGER", func(r *record.Record) any { return r.FitMinCtx }},
@@ -169,7 +168,7 @@ var switchesHere = sqlField{"point.Switches", "", nil}
 func (f sqlField) Name() string { return f.name }
 
 // withSwitches puts the fields of point.Switches' settings where fields
-// marks their place (after no_op_offload, as llama-bench writes its newer
+// marks their place (after embeddings, as llama-bench writes its newer
 // switches).
 func withSwitches(fields []sqlField) []sqlField {
 	var out []sqlField
@@ -179,9 +178,9 @@ func withSwitches(fields []sqlField) []sqlField {
 			continue
 		}
 		for _, st := range point.Fields() {
-			typ := "TEXT"
-			if _, ok := st.Typed(point.Switches{}).(string); !ok {
-				typ = "INTEGER"
+			typ := "INTEGER"
+			if st.Type == 's' {
+				typ = "TEXT"
 			}
 			out = append(out, sqlField{st.Field, typ, func(r *record.Record) any { return st.Typed(r.Switches) }})
 		}

@@ -42,6 +42,7 @@ func TestLlamaBenchCommandLines(t *testing.T) {
 		{[]string{"-m", m, "-p", "16", "-n", "0", "-C", "0x1,0x3", "--cpu-strict", "0,1"}, []string{"pp16", "pp16", "pp16", "pp16"}},
 		{[]string{"-m", m + "," + m, "-p", "0", "-n", "4", "-sm", "layer,row"}, []string{"tg4", "tg4", "tg4", "tg4"}},
 		{[]string{"-m", m, "-p", "16", "-n", "0", "-nkvo"}, []string{"pp16"}}, // alone, before -r 1
+		{[]string{"-m", m, "-p", "16", "-n", "0", "-nopo", "0,1", "--no-host", "1"}, []string{"pp16", "pp16"}},
 	} {
 		r := tokbench(t, append(append([]string{"run"}, c.args...), "-r", "1", "--no-kernels", "--no-probe", "-o", "json")...)
 		var recs []struct {
@@ -58,6 +59,8 @@ func TestLlamaBenchCommandLines(t *testing.T) {
 			NPrompt  int    `json:"n_prompt"`
 			Poll     int    `json:"poll"`
 			Backends string `json:"backends"`
+			NoOpOff  any    `json:"no_op_offload"`
+			NoHost   bool   `json:"no_host"`
 		}
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &recs) != nil {
 			t.Errorf("%v: exit %d: %s", c.args, r.code, r.stderr)
@@ -106,6 +109,11 @@ func TestLlamaBenchCommandLines(t *testing.T) {
 		case slices.Contains(c.args, "-sm"):
 			if g := got(func(i int) any { return recs[i].Split }); !slices.Equal(g, []any{"layer", "row", "layer", "row"}) {
 				t.Errorf("-m a,a -sm layer,row: %v", g)
+			}
+		case slices.Contains(c.args, "-nopo"):
+			// Written as llama-bench writes it: 0 or 1.
+			if g := got(func(i int) any { return fmt.Sprint(recs[i].NoOpOff, recs[i].NoHost) }); !slices.Equal(g, []any{"0 true", "1 true"}) {
+				t.Errorf("-nopo 0,1 --no-host 1: (no_op_offload, no_host) %v", g)
 			}
 		case slices.Contains(c.args, "-nkvo") && slices.Contains(c.args, "1") && len(recs) == 2:
 			if !recs[0].NoKV || recs[0].UseMmap {

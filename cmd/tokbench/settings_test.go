@@ -16,7 +16,7 @@ import (
 // here.
 var examples = map[string]string{
 	"n_prompt": "64", "n_gen": "16", "n_depth": "0,256", "parallel": "2", "n_batch": "1024", "n_ubatch": "256", "threads": "1",
-	"n_gpu_layers": "0", "flash_attn": "on", "cache_type_k": "q8_0", "cache_type_v": "q8_0", "n_cpu_moe": "1", "no_host": "0,1", "poll": "0,none",
+	"n_gpu_layers": "0", "flash_attn": "on", "cache_type_k": "q8_0", "cache_type_v": "q8_0", "n_cpu_moe": "1", "no_host": "0,1", "no_op_offload": "1", "poll": "0,none",
 	"sampling": "greedy", "split_mode": "row", "main_gpu": "1", "mmap": "false", "repetitions": "3", "target_ci": "5", "max_reps": "7",
 	"drop_outliers": "true", "warmup": "false", "kernels": "false", "timeout": "1m0s", "seed": "7", "override_tensor": "exps=CPU",
 	"tensor_split": "3/1", "devices": "none", "no_kv_offload": "true", "cpu_mask": "0x3", "cpu_strict": "true", "prio": "1",
