@@ -19,9 +19,9 @@ import (
 	"github.com/tokbench/tokbench/stats"
 )
 
-// Version is the baseline file format: 2 keys points by what they
+// version is the baseline file format: 2 keys points by what they
 // measure (Identity), 1 (unnumbered) by the model's name and every setting.
-const Version = 2
+const version = 2
 
 // File is one hardware class's baseline, pooled from every results file
 // merged into it (several machines of the class, several days).
@@ -33,7 +33,7 @@ type File struct {
 	Points   map[string]*Point `json:"points"` // by Identity
 	// Quality is each model's quality by QualityIdentity (tokbench
 	// quality, sweep --quality).
-	Quality map[string]*QualityPoint `json:"quality,omitempty"`
+	Quality map[string]*qualityPoint `json:"quality,omitempty"`
 }
 
 // Point is the baseline of one point: the runs merged into it, their
@@ -41,7 +41,7 @@ type File struct {
 type Point struct {
 	Test      string    `json:"test"`
 	Model     string    `json:"model"`
-	Runs      []Run     `json:"runs"`
+	Runs      []run     `json:"runs"`
 	SamplesTs []float64 `json:"samples_ts"` // the newest, pooled over the runs
 	MedianTs  float64   `json:"median_ts"`
 	MADTs     float64   `json:"mad_ts"` // median absolute deviation, scaled to a normal's sigma
@@ -54,8 +54,8 @@ type Point struct {
 	Spread string `json:"spread"`
 }
 
-// Run is one record merged into a point.
-type Run struct {
+// run is one record merged into a point.
+type run struct {
 	Host     string    `json:"host,omitempty"`
 	When     time.Time `json:"when"`
 	MedianTs float64   `json:"median_ts"`
@@ -64,13 +64,13 @@ type Run struct {
 
 // Spreads a range is made from.
 const (
-	BetweenRuns = "between runs"
-	WithinRuns  = "within runs: fewer than 3 runs, so the range may be too narrow; merge more runs (machines, days)"
+	betweenRuns = "between runs"
+	withinRuns  = "within runs: fewer than 3 runs, so the range may be too narrow; merge more runs (machines, days)"
 )
 
-// MinRuns is how many runs a point needs before its range comes from the
+// minRuns is how many runs a point needs before its range comes from the
 // runs' medians.
-const MinRuns = 3
+const minRuns = 3
 
 // Machines is how many hosts the point's runs came from.
 func (p *Point) Machines() int {
@@ -87,8 +87,8 @@ const (
 	maxRuns    = 50
 )
 
-// ClassOf is the one hardware class of a set of records.
-func ClassOf(recs []record.Record) (string, error) {
+// classOf is the one hardware class of a set of records.
+func classOf(recs []record.Record) (string, error) {
 	class := ""
 	for i := range recs {
 		if recs[i].Status != record.StatusOK {
@@ -119,8 +119,8 @@ func Load(dir, class string) (*File, error) {
 		return loadPerThreads(dir, class)
 	case f.Class != class:
 		return nil, fmt.Errorf("baseline %s is for class %s, not %s", path(dir, class), f.Class, class)
-	case f.Version != Version:
-		return nil, fmt.Errorf("baseline %s is of format %d (this tokbench reads %d: points by what they measure, not by file name): create it again with tokbench baseline create", path(dir, class), f.Version, Version)
+	case f.Version != version:
+		return nil, fmt.Errorf("baseline %s is of format %d (this tokbench reads %d: points by what they measure, not by file name): create it again with tokbench baseline create", path(dir, class), f.Version, version)
 	}
 	return &f, nil
 }
@@ -160,12 +160,12 @@ func loadPerThreads(dir, class string) (*File, error) {
 // Save writes the baseline to dir/CLASS.json.
 func (f *File) Save(dir string) (string, error) { return gpu.SaveClass(dir, f.Class, f) }
 
-// Merge adds records' samples to a baseline (nil: a new one), each record
+// merge adds records' samples to a baseline (nil: a new one), each record
 // a run of its point, and sets each point's expected range: the median
 // plus or minus the larger of 3 robust sigmas and minEffect of the
 // median, the sigma from the runs' medians once there are MinRuns of them.
-func Merge(f *File, recs []record.Record, minEffect float64) (*File, error) {
-	class, err := ClassOf(recs)
+func merge(f *File, recs []record.Record, minEffect float64) (*File, error) {
+	class, err := classOf(recs)
 	if err != nil {
 		return nil, err
 	}
@@ -203,17 +203,17 @@ func (f *File) Add(r *record.Record, minEffect float64) {
 }
 
 func (p *Point) add(r *record.Record, minEffect float64) {
-	p.Runs = append(p.Runs, Run{Host: r.HostName, When: r.TestTime, MedianTs: stats.Median(r.SamplesTs), Samples: len(r.SamplesTs)})
+	p.Runs = append(p.Runs, run{Host: r.HostName, When: r.TestTime, MedianTs: stats.Median(r.SamplesTs), Samples: len(r.SamplesTs)})
 	p.SamplesTs = append(p.SamplesTs, r.SamplesTs...)
 	p.Runs = p.Runs[max(0, len(p.Runs)-maxRuns):]
 	p.SamplesTs = p.SamplesTs[max(0, len(p.SamplesTs)-maxSamples):]
-	p.MedianTs, p.MADTs, p.Spread = stats.Median(p.SamplesTs), stats.MAD(p.SamplesTs), WithinRuns
-	if len(p.Runs) >= MinRuns {
+	p.MedianTs, p.MADTs, p.Spread = stats.Median(p.SamplesTs), stats.MAD(p.SamplesTs), withinRuns
+	if len(p.Runs) >= minRuns {
 		medians := make([]float64, len(p.Runs))
 		for i, run := range p.Runs {
 			medians[i] = run.MedianTs
 		}
-		p.MedianTs, p.MADTs, p.Spread = stats.Median(medians), stats.MAD(medians), BetweenRuns
+		p.MedianTs, p.MADTs, p.Spread = stats.Median(medians), stats.MAD(medians), betweenRuns
 	}
 	half := math.Max(3*p.MADTs, minEffect*p.MedianTs)
 	p.Low, p.High = p.MedianTs-half, p.MedianTs+half
@@ -223,15 +223,15 @@ func (p *Point) add(r *record.Record, minEffect float64) {
 // file's name.
 func name(r *record.Record) string { return cmp.Or(r.ModelID, filepath.Base(r.ModelFile)) }
 
-// Verdict is what a comparison says of a point.
-type Verdict string
+// verdict is what a comparison says of a point.
+type verdict string
 
 // Verdicts.
 const (
-	Same       Verdict = "~" // no significant change of at least the minimum effect
-	Faster     Verdict = "faster"
-	Slower     Verdict = "slower"
-	NoBaseline Verdict = "no baseline" // the baseline lacks the point
+	same       verdict = "~" // no significant change of at least the minimum effect
+	faster     verdict = "faster"
+	slower     verdict = "slower"
+	NoBaseline verdict = "no baseline" // the baseline lacks the point
 )
 
 // Row is one point of a comparison.
@@ -240,7 +240,7 @@ type Row struct {
 	Old, New         float64 // medians, t/s
 	Delta            float64 // (new - old) / old
 	P                float64
-	Verdict          Verdict
+	Verdict          verdict
 	Warning          string // why no difference could be seen, if the samples were too few
 	Regression       bool
 }
@@ -249,7 +249,7 @@ type Row struct {
 // counts when the Mann–Whitney p-value is below alpha and the medians
 // differ by at least minEffect; a significant slowdown is a regression.
 func Compare(f *File, recs []record.Record, alpha, minEffect float64) ([]Row, error) {
-	class, err := ClassOf(recs)
+	class, err := classOf(recs)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +273,7 @@ func Compare(f *File, recs []record.Record, alpha, minEffect float64) ([]Row, er
 		row.Old = p.MedianTs
 		row.Delta = (row.New - row.Old) / row.Old
 		row.P, row.Warning, row.Verdict = judge(p.SamplesTs, r.SamplesTs, row.Delta, alpha, minEffect)
-		row.Regression = row.Verdict == Slower
+		row.Regression = row.Verdict == slower
 		rows = append(rows, row)
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Model < rows[j].Model })
@@ -284,15 +284,15 @@ func Compare(f *File, recs []record.Record, alpha, minEffect float64) ([]Row, er
 // between two sets of samples: a change when the Mann–Whitney p-value is
 // below alpha and the change is at least minEffect. Baselines and the
 // comparison of two files both judge with it.
-func judge(old, new []float64, delta, alpha, minEffect float64) (p float64, warning string, v Verdict) {
+func judge(old, new []float64, delta, alpha, minEffect float64) (p float64, warning string, v verdict) {
 	p, warning = stats.MannWhitney(old, new, alpha)
 	switch {
 	case p >= alpha || math.Abs(delta) < minEffect:
-		return p, warning, Same
+		return p, warning, same
 	case delta < 0:
-		return p, warning, Slower
+		return p, warning, slower
 	}
-	return p, warning, Faster
+	return p, warning, faster
 }
 
 // Matched counts the rows that had a baseline point.

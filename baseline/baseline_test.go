@@ -33,7 +33,7 @@ func recs(cpu string, scale float64, noise []float64) []record.Record {
 }
 
 func TestBaselineCompare(t *testing.T) {
-	f, err := Merge(nil, recs("Xeon", 1, nil), 0.05)
+	f, err := merge(nil, recs("Xeon", 1, nil), 0.05)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +64,11 @@ func TestBaselineCompare(t *testing.T) {
 	if _, err := Compare(f, recs("EPYC", 1, nil), 0.05, 0.05); err == nil || !strings.Contains(err.Error(), "class") {
 		t.Errorf("class mismatch: %v", err)
 	}
-	if _, err := Merge(f, recs("EPYC", 1, nil), 0.05); err == nil {
+	if _, err := merge(f, recs("EPYC", 1, nil), 0.05); err == nil {
 		t.Error("merged another class")
 	}
-	f2, _ := Merge(f, recs("Xeon", 1, nil), 0.05)
-	if p := f2.Points[identity(&recs("Xeon", 1, nil)[1])]; len(p.SamplesTs) != 10 || len(p.Runs) != 2 || p.Spread != WithinRuns {
+	f2, _ := merge(f, recs("Xeon", 1, nil), 0.05)
+	if p := f2.Points[identity(&recs("Xeon", 1, nil)[1])]; len(p.SamplesTs) != 10 || len(p.Runs) != 2 || p.Spread != withinRuns {
 		t.Errorf("merge kept %d samples of %d runs (%s), want 10 of 2", len(p.SamplesTs), len(p.Runs), p.Spread)
 	}
 }
@@ -76,7 +76,7 @@ func TestBaselineCompare(t *testing.T) {
 // A point is what it measures: the same file under another path and name
 // (and measured with other repetitions) matches; another file does not.
 func TestIdentityTravels(t *testing.T) {
-	f, _ := Merge(nil, recs("Xeon", 1, nil), 0.05)
+	f, _ := merge(nil, recs("Xeon", 1, nil), 0.05)
 	moved := recs("Xeon", 1, nil)
 	for i := range moved {
 		moved[i].ModelFile, moved[i].ModelID, moved[i].Key.Reps, moved[i].HostName = "/elsewhere/renamed.gguf", "my-model", 7, "box-2"
@@ -93,10 +93,10 @@ func TestIdentityTravels(t *testing.T) {
 	}
 	// Pooled: three runs make the range of the runs' medians, from both
 	// machines.
-	f, _ = Merge(f, moved, 0.05)
-	f, _ = Merge(f, recs("Xeon", 1.01, nil), 0.05)
+	f, _ = merge(f, moved, 0.05)
+	f, _ = merge(f, recs("Xeon", 1.01, nil), 0.05)
 	p := f.Points[identity(&moved[1])]
-	if len(p.Runs) != 3 || p.Machines() != 2 || p.Spread != BetweenRuns || p.MedianTs != 50 {
+	if len(p.Runs) != 3 || p.Machines() != 2 || p.Spread != betweenRuns || p.MedianTs != 50 {
 		t.Errorf("pooled point %+v", p)
 	}
 }
@@ -107,7 +107,7 @@ func TestIdentityTravels(t *testing.T) {
 func TestLoadPerThreadFiles(t *testing.T) {
 	dir := t.TempDir()
 	for i, n := range []int{1, 8} {
-		f, err := Merge(nil, recs("Xeon", float64(i+1), nil), 0.05)
+		f, err := merge(nil, recs("Xeon", float64(i+1), nil), 0.05)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,14 +34,14 @@ type Diff struct {
 	// out 1. Lo and Hi are NaN when the test cannot be tested.
 	Ratio   stats.Ratio
 	P       float64 // two-sided, for this test alone; NaN if untestable
-	Verdict Verdict
+	Verdict verdict
 	Warning string
 	logD    float64 // log(Ratio.Est)
 	se      float64 // its standard error
 }
 
-// NotTestable is the verdict of a test with one sample on a side.
-const NotTestable Verdict = "not testable"
+// notTestable is the verdict of a test with one sample on a side.
+const notTestable verdict = "not testable"
 
 // Gate is the comparison's verdict as a whole, the one a CI acts on. Its
 // false alarms are bounded at alpha over the whole comparison: half of
@@ -208,7 +208,7 @@ func DiffSides(a, b *Side, alpha, minEffect float64) (diffs []Diff, gate Gate, u
 		d.A, d.B = stats.Summarize(x.samples()).Mean, stats.Summarize(y.samples()).Mean
 		d.Speedup = d.B / d.A
 		if !testable(p) {
-			d.Verdict, d.Warning = NotTestable, fmt.Sprintf("one sample on a side (%d and %d; llama-bench's CSV and SQL keep only the mean): the ratio %.3f cannot be tested", d.NA, d.NB, d.Speedup)
+			d.Verdict, d.Warning = notTestable, fmt.Sprintf("one sample on a side (%d and %d; llama-bench's CSV and SQL keep only the mean): the ratio %.3f cannot be tested", d.NA, d.NB, d.Speedup)
 			d.Ratio.Est = d.Speedup
 			diffs = append(diffs, d)
 			continue
@@ -238,28 +238,28 @@ func DiffSides(a, b *Side, alpha, minEffect float64) (diffs []Diff, gate Gate, u
 	qTest := stats.StudentQuantile(1-perTest/2, gate.DF)
 	for i := range diffs {
 		d := &diffs[i]
-		if d.Verdict == NotTestable {
+		if d.Verdict == notTestable {
 			continue
 		}
 		d.Ratio.Lo, d.Ratio.Hi = math.Exp(d.logD-qTest*d.se), math.Exp(d.logD+qTest*d.se)
 		d.Verdict = verdictOf(d.Ratio, minEffect)
 		switch d.Verdict {
-		case Slower:
+		case slower:
 			gate.SlowerTests = append(gate.SlowerTests, strings.TrimSpace(d.Model+" "+d.Test+" "+d.Settings))
-		case Faster:
+		case faster:
 			gate.FasterTests = append(gate.FasterTests, strings.TrimSpace(d.Model+" "+d.Test+" "+d.Settings))
 		}
 	}
 	gate.geoMean(a.runs, b.runs, diffs, pairs, alpha)
 	if tested == 1 {
 		for _, d := range diffs {
-			if d.Verdict != NotTestable {
+			if d.Verdict != notTestable {
 				gate.GeoMean, gate.P = d.Ratio, d.P
 			}
 		}
 	}
 	gate.Resolves = math.Exp(qTest*gate.Spread*math.Sqrt(1/float64(max(1, a.runs))+1/float64(max(1, b.runs)))) - 1
-	gate.Regression = len(gate.SlowerTests) > 0 || verdictOf(gate.GeoMean, minEffect) == Slower
+	gate.Regression = len(gate.SlowerTests) > 0 || verdictOf(gate.GeoMean, minEffect) == slower
 	gate.Method = fmt.Sprintf("family-wise error at most %g: the geometric mean of %d tests at %g, and each test at %g/%d (Bonferroni); runs are the unit (each run's median), the spread between runs %s",
 		alpha, tested, alpha/2, alpha/2, tested, gate.SpreadFrom)
 	if tested == 1 {
@@ -279,14 +279,14 @@ func DiffSides(a, b *Side, alpha, minEffect float64) (diffs []Diff, gate Gate, u
 // verdictOf is the direction of a change when its interval leaves out 1
 // by at least the minimum effect's side, else no change: the verdict
 // never disagrees with its interval.
-func verdictOf(r stats.Ratio, minEffect float64) Verdict {
+func verdictOf(r stats.Ratio, minEffect float64) verdict {
 	switch {
 	case r.Hi < 1 && r.Est <= 1-minEffect:
-		return Slower
+		return slower
 	case r.Lo > 1 && r.Est >= 1+minEffect:
-		return Faster
+		return faster
 	}
-	return Same
+	return same
 }
 
 // spreadOf is the spread of a run's log median between runs of one
@@ -327,7 +327,7 @@ func (g *Gate) geoMean(runsA, runsB int, diffs []Diff, pairs [][2]*side, alpha f
 	var logs []float64
 	var ses []float64
 	for _, d := range diffs {
-		if d.Verdict != NotTestable {
+		if d.Verdict != notTestable {
 			logs, ses = append(logs, d.logD), append(ses, d.se)
 		}
 	}

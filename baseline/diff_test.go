@@ -35,14 +35,14 @@ func TestDiffs(t *testing.T) {
 		t.Fatalf("%d diffs, %d unmatched", len(diffs), unmatched)
 	}
 	tg, pp, one := diffs[0], diffs[1], diffs[2]
-	if tg.Verdict != Slower || tg.P >= 0.05 || math.Abs(tg.Speedup-0.95) > 1e-9 || !(tg.Ratio.Lo < 0.95 && tg.Ratio.Hi > 0.95 && tg.Ratio.Hi < 1) ||
+	if tg.Verdict != slower || tg.P >= 0.05 || math.Abs(tg.Speedup-0.95) > 1e-9 || !(tg.Ratio.Lo < 0.95 && tg.Ratio.Hi > 0.95 && tg.Ratio.Hi < 1) ||
 		tg.Settings != "t=2" || tg.NA != 5 {
 		t.Errorf("5%% slower: %+v", tg)
 	}
-	if pp.Verdict != Same || pp.P < 0.5 || !(pp.Ratio.Lo < 1 && pp.Ratio.Hi > 1) {
+	if pp.Verdict != same || pp.P < 0.5 || !(pp.Ratio.Lo < 1 && pp.Ratio.Hi > 1) {
 		t.Errorf("the same: %+v", pp)
 	}
-	if one.Verdict != NotTestable || !strings.Contains(one.Warning, "0.944") || !math.IsNaN(one.Ratio.Lo) || one.Settings != "t=4" {
+	if one.Verdict != notTestable || !strings.Contains(one.Warning, "0.944") || !math.IsNaN(one.Ratio.Lo) || one.Settings != "t=4" {
 		t.Errorf("one sample each: %+v", one)
 	}
 	if !gate.Regression || len(gate.SlowerTests) != 1 || gate.SlowerTests[0] != "llama 56M Q4_0 tg64 t=2" || gate.Tests != 2 || gate.NotTestable != 1 ||
@@ -62,11 +62,11 @@ func TestDiffsRunToRun(t *testing.T) {
 		return []record.Record{r}
 	}
 	diffs, gate, _ := Diffs([][]record.Record{run(1)}, [][]record.Record{run(0.95)}, 0.05, 0.02)
-	if d := diffs[0]; d.Verdict != Same || gate.Regression || !strings.Contains(gate.Advice, "give 3 runs a side") || gate.Resolves < 0.1 {
+	if d := diffs[0]; d.Verdict != same || gate.Regression || !strings.Contains(gate.Advice, "give 3 runs a side") || gate.Resolves < 0.1 {
 		t.Errorf("one run a side: %+v, gate %+v", d, gate)
 	}
 	diffs, gate, _ = Diffs([][]record.Record{run(1), run(1.003), run(0.997)}, [][]record.Record{run(0.95), run(0.952), run(0.948)}, 0.05, 0.02)
-	if d := diffs[0]; d.Verdict != Slower || d.RunsA != 3 || d.NA != 15 || !gate.Regression || gate.DF != 4 || strings.Contains(gate.Advice, "give 3 runs") {
+	if d := diffs[0]; d.Verdict != slower || d.RunsA != 3 || d.NA != 15 || !gate.Regression || gate.DF != 4 || strings.Contains(gate.Advice, "give 3 runs") {
 		t.Errorf("three runs a side: %+v, gate %+v", d, gate)
 	}
 }
@@ -106,7 +106,7 @@ func TestGateOverManyPairs(t *testing.T) {
 	const pairs = 200
 	check := func(name string, diffs []Diff, g Gate) {
 		for _, d := range diffs {
-			if d.Verdict == Slower && !(d.Ratio.Hi < 1) || d.Verdict == Faster && !(d.Ratio.Lo > 1) {
+			if d.Verdict == slower && !(d.Ratio.Hi < 1) || d.Verdict == faster && !(d.Ratio.Lo > 1) {
 				t.Fatalf("%s: a verdict against its interval: %+v", name, d)
 			}
 		}

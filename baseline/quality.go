@@ -12,10 +12,10 @@ import (
 	"github.com/tokbench/tokbench/record"
 )
 
-// QualityPoint is a model's quality in a baseline: the newest figures of
+// qualityPoint is a model's quality in a baseline: the newest figures of
 // the same evaluation (same files, tokens and cache), which on one build
 // repeat exactly; a change means the kernels or the files changed.
-type QualityPoint struct {
+type qualityPoint struct {
 	Model   string          `json:"model"`
 	Base    string          `json:"base"`
 	When    string          `json:"when"`
@@ -32,7 +32,7 @@ func qualityIdentity(q *record.Quality) string {
 
 // ClassOfAll is the one hardware class of records and quality blocks.
 func ClassOfAll(recs []record.Record, blocks []record.Quality) (string, error) {
-	class, err := ClassOf(recs)
+	class, err := classOf(recs)
 	if len(blocks) == 0 {
 		return class, err
 	}
@@ -51,7 +51,7 @@ func ClassOfAll(recs []record.Record, blocks []record.Quality) (string, error) {
 
 // NewFile is an empty baseline of a class.
 func NewFile(class string) *File {
-	return &File{Version: Version, Class: class, Points: map[string]*Point{}}
+	return &File{Version: version, Class: class, Points: map[string]*Point{}}
 }
 
 // MergeQuality puts the newest of each model's quality blocks in the
@@ -60,9 +60,9 @@ func (f *File) MergeQuality(blocks []record.Quality) {
 	for _, b := range record.Latest(blocks) {
 		q := &b
 		if f.Quality == nil {
-			f.Quality = map[string]*QualityPoint{}
+			f.Quality = map[string]*qualityPoint{}
 		}
-		f.Quality[qualityIdentity(q)] = &QualityPoint{Model: qualityName(q), Base: filepath.Base(q.BaseFile),
+		f.Quality[qualityIdentity(q)] = &qualityPoint{Model: qualityName(q), Base: filepath.Base(q.BaseFile),
 			When: q.TestTime.Format("2006-01-02 15:04"), Figures: q.Figures}
 	}
 }
@@ -74,14 +74,14 @@ type QualityRow struct {
 	Model      string
 	Old, New   *quality.Figures // Old nil: not in the baseline
 	Delta      float64          // of the mean KLD
-	Verdict    Verdict
+	Verdict    verdict
 	Regression bool
 }
 
 // Quality verdicts.
 const (
-	Worse  Verdict = "worse quality"
-	Better Verdict = "better quality"
+	Worse  verdict = "worse quality"
+	Better verdict = "better quality"
 )
 
 // CompareQuality sets each quality block against the baseline: a mean KLD
@@ -95,7 +95,7 @@ func CompareQuality(f *File, blocks []record.Quality) []QualityRow {
 			row.Old = &p.Figures
 			worse, d := quality.Regression(p.Figures, q.Figures)
 			better, _ := quality.Regression(q.Figures, p.Figures)
-			row.Delta, row.Verdict = d, Same
+			row.Delta, row.Verdict = d, same
 			switch {
 			case worse:
 				row.Verdict, row.Regression = Worse, true

@@ -191,7 +191,7 @@ func (c *Context) Prefill(nSeq, nTokens, pos int) error {
 	if nTokens <= 0 {
 		return nil
 	}
-	rc := C.tb_prefill(c.c, C.int32_t(nSeq), C.int32_t(nTokens), C.int32_t(pos), C.int32_t(c.Opts.NBatch), C.int32_t(c.model.BOS()))
+	rc := C.tb_prefill(c.c, C.int32_t(nSeq), C.int32_t(nTokens), C.int32_t(pos), C.int32_t(c.Opts.NBatch), C.int32_t(c.model.bos()))
 	return c.decodeErr("prefill", rc)
 }
 
@@ -241,7 +241,7 @@ func (c *Context) Generate(nSeq, pos, n int, s *SamplerSet, ends []int64) (done 
 func (c *Context) SeedTokens(nSeq int) {
 	toks := unsafe.Slice(c.toks, c.Opts.NSeqMax)
 	for i := 0; i < nSeq && i < len(toks); i++ {
-		toks[i] = C.int32_t(c.model.BOS() + 3 + i)
+		toks[i] = C.int32_t(c.model.bos() + 3 + i)
 	}
 }
 
@@ -260,8 +260,8 @@ func (c *Context) Clear() {
 	C.llama_memory_clear(C.llama_get_memory(c.c.ctx), true)
 }
 
-// SeqPosMax is the last position held for a sequence, -1 if empty.
-func (c *Context) SeqPosMax(seq int) int {
+// seqPosMax is the last position held for a sequence, -1 if empty.
+func (c *Context) seqPosMax(seq int) int {
 	return int(C.llama_memory_seq_pos_max(C.llama_get_memory(c.c.ctx), C.llama_seq_id(seq)))
 }
 
@@ -290,8 +290,8 @@ func (c *Context) SetDeadline(t time.Time) {
 	C.tb_ctx_set_deadline(c.c, C.int64_t(us))
 }
 
-// SampledTokens returns the tokens the samplers picked in the last Step.
-func (c *Context) SampledTokens(nSeq int) []int {
+// sampledTokens returns the tokens the samplers picked in the last Step.
+func (c *Context) sampledTokens(nSeq int) []int {
 	toks := unsafe.Slice(c.toks, c.Opts.NSeqMax)
 	out := make([]int, min(nSeq, len(toks)))
 	for i := range out {
@@ -308,7 +308,7 @@ func (c *Context) BatchCapacity() int { return int(c.c.n_batch_alloc) }
 // a prefill chunk, or n=1 for a decode step. Tokens of several sequences
 // share one Decode, as in a server's continuous batching.
 func (c *Context) Add(seq, pos, n int) error {
-	if C.tb_batch_add(c.c, C.int32_t(seq), C.int32_t(pos), C.int32_t(n), C.int32_t(c.model.BOS())) != 0 {
+	if C.tb_batch_add(c.c, C.int32_t(seq), C.int32_t(pos), C.int32_t(n), C.int32_t(c.model.bos())) != 0 {
 		return fmt.Errorf("batch: %d more tokens exceed the batch of %d", n, c.BatchCapacity())
 	}
 	return nil

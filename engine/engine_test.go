@@ -175,7 +175,7 @@ func TestQuantizedModelsRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := 0; i < 2; i++ {
-			if got := ctx.SeqPosMax(i); got != 99 {
+			if got := ctx.seqPosMax(i); got != 99 {
 				t.Errorf("seq %d pos max %d after 100-token prefill, want 99", i, got)
 			}
 		}
@@ -184,17 +184,17 @@ func TestQuantizedModelsRun(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := ctx.SeqPosMax(1); got != 104 {
+		if got := ctx.seqPosMax(1); got != 104 {
 			t.Errorf("pos max %d after 5 steps, want 104", got)
 		}
 		if err := ctx.Trim(50); err != nil {
 			t.Fatal(err)
 		}
-		if got := ctx.SeqPosMax(0); got != 49 {
+		if got := ctx.seqPosMax(0); got != 49 {
 			t.Errorf("pos max %d after trim to 50, want 49", got)
 		}
 		ctx.Clear()
-		if got := ctx.SeqPosMax(0); got != -1 {
+		if got := ctx.seqPosMax(0); got != -1 {
 			t.Errorf("pos max %d after clear, want -1", got)
 		}
 		ctx.Close()
@@ -225,7 +225,7 @@ func TestSamplingNeverEndsOnEOS(t *testing.T) {
 			if err := ctx.Step(1, i, s); err != nil {
 				t.Fatal(err)
 			}
-			if tok := ctx.SampledTokens(1)[0]; tok == 2 || tok < 0 || tok >= m.Info.NVocab {
+			if tok := ctx.sampledTokens(1)[0]; tok == 2 || tok < 0 || tok >= m.Info.NVocab {
 				t.Fatalf("%s: step %d sampled token %d (EOS is 2)", cfg.Name(), i, tok)
 			}
 		}
@@ -341,8 +341,8 @@ func TestGenerateTimesEachStep(t *testing.T) {
 			t.Fatalf("step %d ends at %d, before %d", i, ends[i], ends[i-1])
 		}
 	}
-	if c.SeqPosMax(0) != 15 || c.SeqPosMax(1) != 15 {
-		t.Errorf("positions held: %d, %d", c.SeqPosMax(0), c.SeqPosMax(1))
+	if c.seqPosMax(0) != 15 || c.seqPosMax(1) != 15 {
+		t.Errorf("positions held: %d, %d", c.seqPosMax(0), c.seqPosMax(1))
 	}
 	if _, err := c.Generate(1, 16, 8, nil, ends[:8]); err == nil {
 		t.Error("too few timestamps accepted")

@@ -79,7 +79,7 @@ func TestActiveParams(t *testing.T) {
 
 // countExperts synthesizes s with the router, then profiles decode steps
 // of nSeq sequences and returns how the layers routed them.
-func countExperts(t *testing.T, s preset.Shape, router string, nSeq int) ExpertCount {
+func countExperts(t *testing.T, s preset.Shape, router string, nSeq int) expertCount {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "m.gguf")
 	if err := Synthesize(s, p, SynthOptions{Type: "q8_0", Seed: 7, Router: router}); err != nil {

@@ -25,14 +25,14 @@ type StepProfile struct {
 	BetweenNs int64
 	TailNs    int64
 	Nodes     []roofline.Node
-	Experts   ExpertCount
+	Experts   expertCount
 	// Weights are the weights the steps read, where llama.cpp placed
 	// them.
-	Weights []WeightPlace
+	Weights []weightPlace
 }
 
-// WeightPlace is a weight a step read and the buffer type it is in.
-type WeightPlace struct {
+// weightPlace is a weight a step read and the buffer type it is in.
+type weightPlace struct {
 	Name   string
 	Buffer string // buffer type: CPU, CPU_REPACK, CUDA0, Vulkan0, ...
 	Bytes  int64
@@ -50,9 +50,9 @@ func (sp *StepProfile) ExpertBytesOn() map[string]int64 {
 	return out
 }
 
-// ExpertCount is how a mixture of experts routed the profiled steps'
+// expertCount is how a mixture of experts routed the profiled steps'
 // tokens, read from each layer's top-k node: zero for a dense model.
-type ExpertCount struct {
+type expertCount struct {
 	Nodes    int64   // layers x steps
 	Distinct int64   // distinct experts, summed over the nodes
 	Tokens   int64   // tokens, summed over the nodes
@@ -69,7 +69,7 @@ type ExpertCount struct {
 
 // Layers are the mean distinct experts of the layers that routed the
 // whole step, and of those that routed fewer tokens (0 if none did).
-func (x ExpertCount) Layers() (full, short float64) {
+func (x expertCount) Layers() (full, short float64) {
 	if n := x.Nodes - x.ShortNodes; n > 0 {
 		full = float64(x.Distinct-x.ShortDistinct) / float64(n)
 	}
@@ -80,7 +80,7 @@ func (x ExpertCount) Layers() (full, short float64) {
 }
 
 // UniformPerStep is the mean distinct experts even choices would give.
-func (x ExpertCount) UniformPerStep() float64 {
+func (x expertCount) UniformPerStep() float64 {
 	if x.Nodes == 0 {
 		return 0
 	}
@@ -88,7 +88,7 @@ func (x ExpertCount) UniformPerStep() float64 {
 }
 
 // PerStep is the mean distinct experts a layer read in a step.
-func (x ExpertCount) PerStep() float64 {
+func (x expertCount) PerStep() float64 {
 	if x.Nodes == 0 {
 		return 0
 	}
@@ -97,7 +97,7 @@ func (x ExpertCount) PerStep() float64 {
 
 // HotShare is the most chosen expert's share of all choices (1/n if
 // the router spread them evenly).
-func (x ExpertCount) HotShare() float64 {
+func (x expertCount) HotShare() float64 {
 	var sum, top int64
 	for _, h := range x.Hits {
 		sum += h
@@ -199,14 +199,14 @@ func (c *Context) profile(mode, n int, step func(i int) error) (*StepProfile, er
 	}
 	sp.BuildNs, sp.BetweenNs = int64(p.build_ns), int64(p.between_ns)
 	if p.n_expert > 0 {
-		sp.Experts = ExpertCount{Nodes: int64(p.moe_nodes), Distinct: int64(p.moe_distinct), Tokens: int64(p.moe_tokens), Hits: make([]int64, p.n_expert), Uniform: float64(p.moe_uniform),
+		sp.Experts = expertCount{Nodes: int64(p.moe_nodes), Distinct: int64(p.moe_distinct), Tokens: int64(p.moe_tokens), Hits: make([]int64, p.n_expert), Uniform: float64(p.moe_uniform),
 			ShortNodes: int64(p.moe_short_nodes), ShortDistinct: int64(p.moe_short_distinct)}
 		for i, h := range hits {
 			sp.Experts.Hits[i] = int64(h)
 		}
 	}
 	for _, w := range unsafe.Slice(p.weights, int(p.n_weights)) {
-		sp.Weights = append(sp.Weights, WeightPlace{Name: C.GoString(&w.name[0]), Buffer: C.GoString(&w.buft[0]), Bytes: int64(w.bytes), Expert: w.expert != 0})
+		sp.Weights = append(sp.Weights, weightPlace{Name: C.GoString(&w.name[0]), Buffer: C.GoString(&w.buft[0]), Bytes: int64(w.bytes), Expert: w.expert != 0})
 	}
 	nodes := unsafe.Slice(p.nodes, int(p.n))
 	sp.Nodes = make([]roofline.Node, len(nodes))

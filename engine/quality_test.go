@@ -25,7 +25,7 @@ func TestEvalChunk(t *testing.T) {
 	if err != nil || len(toks) < 30 {
 		t.Fatalf("tokenize: %d tokens, %v", len(toks), err)
 	}
-	chunk := append([]int32{int32(m.BOS())}, toks[:63]...)
+	chunk := append([]int32{int32(m.bos())}, toks[:63]...)
 	// Pieces of 24 tokens: the scored rows span three llama_decode calls.
 	base := NewRows(31, 8, 0, false)
 	defer base.Free()

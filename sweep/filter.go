@@ -8,9 +8,9 @@ import (
 	"github.com/tokbench/tokbench/point"
 )
 
-// A Filter drops the points for which all its comparisons hold, e.g.
+// A filter drops the points for which all its comparisons hold, e.g.
 // "n_depth>=2048 && parallel>4" or "type==q4_0&&test==pp".
-type Filter struct {
+type filter struct {
 	terms []term
 }
 
@@ -44,8 +44,8 @@ var filterAliases = map[string]string{"p": "n_prompt", "n": "n_gen", "d": "n_dep
 	"ub": "n_ubatch", "t": "threads", "ngl": "n_gpu_layers", "fa": "flash_attn", "ctk": "type_k", "ctv": "type_v"}
 
 // parseFilter reads a filter expression.
-func parseFilter(s string) (Filter, error) {
-	var f Filter
+func parseFilter(s string) (filter, error) {
+	var f filter
 	for _, part := range strings.Split(s, "&&") {
 		part = strings.TrimSpace(part)
 		var t term
@@ -75,8 +75,8 @@ func parseFilter(s string) (Filter, error) {
 	return f, nil
 }
 
-// Drops reports whether the filter removes p.
-func (f Filter) Drops(p point.Point) bool {
+// drops reports whether the filter removes p.
+func (f filter) drops(p point.Point) bool {
 	for _, t := range f.terms {
 		if !t.holds(filterFields[t.field](p)) {
 			return false

@@ -9,25 +9,25 @@ import (
 	"github.com/tokbench/tokbench/record"
 )
 
-// ModelPlan is a model as the estimates see it: its file as read, or
+// modelPlan is a model as the estimates see it: its file as read, or
 // as it will be (no GGUF) for one not made yet.
-type ModelPlan struct {
+type modelPlan struct {
 	Name string // the file, or "PRESET TYPE (planned)"
 	plan.File
 }
 
 // planModel is r's model from its file when there is one, else planned
 // from its shape (a synthetic preset, or a quantization of its source).
-func planModel(r ModelRef) (ModelPlan, error) {
+func planModel(r ModelRef) (modelPlan, error) {
 	if _, err := os.Stat(r.Path); err == nil || (r.Preset == "" && r.Source == "") {
 		return fileModel(r.Path)
 	}
 	return plannedModel(r)
 }
 
-func fileModel(path string) (ModelPlan, error) {
+func fileModel(path string) (modelPlan, error) {
 	f, err := plan.Read(path)
-	return ModelPlan{Name: path, File: f}, err
+	return modelPlan{Name: path, File: f}, err
 }
 
 // MakePlan checks each point against the model (trained context) and the
@@ -41,7 +41,7 @@ func MakePlan(points []point.Point, done map[point.Key]bool, env plan.Env) (*pla
 func makePlan(points []point.Point, done map[point.Key]bool, env plan.Env, planned map[string]ModelRef) (*plan.Grid, error) {
 	pl := &plan.Grid{Memory: map[point.Key]plan.Memory{}, Est: map[point.Key]time.Duration{}}
 	free := env.Free()
-	models := map[string]ModelPlan{}
+	models := map[string]modelPlan{}
 	for _, p := range points {
 		if done[p.Key()] {
 			pl.Done++
@@ -95,7 +95,7 @@ func DryRun(points []point.Point, refs []ModelRef, dropped int, env plan.Env) (*
 // of refs' models: memory and whether it fits, bytes and FLOPs of a step,
 // the ceiling of env's hardware class.
 func Estimates(tests []point.Point, refs []ModelRef, env plan.Env) ([]plan.TestEstimate, error) {
-	models := map[string]ModelPlan{}
+	models := map[string]modelPlan{}
 	for _, r := range refs {
 		mp, err := planModel(r)
 		if err != nil {

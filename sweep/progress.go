@@ -11,10 +11,10 @@ import (
 	"github.com/tokbench/tokbench/record"
 )
 
-// Progress shows a sweep's progress: on a terminal one line redrawn in
+// progress shows a sweep's progress: on a terminal one line redrawn in
 // place (bar, point k/N, current point, ETA, last t/s), elsewhere a plain
 // line per finished point.
-type Progress struct {
+type progress struct {
 	w        io.Writer
 	tty      bool
 	total    int
@@ -27,13 +27,13 @@ type Progress struct {
 }
 
 // newProgress starts a display for total points whose estimated time is est.
-func newProgress(w io.Writer, tty bool, total int, est time.Duration) *Progress {
-	return &Progress{w: w, tty: tty, total: total, start: time.Now(), estTotal: est}
+func newProgress(w io.Writer, tty bool, total int, est time.Duration) *progress {
+	return &progress{w: w, tty: tty, total: total, start: time.Now(), estTotal: est}
 }
 
 // eta scales the estimate of what is left by how the estimates of what is
 // done compared with the time it really took.
-func (pr *Progress) eta() time.Duration {
+func (pr *progress) eta() time.Duration {
 	left := pr.estTotal - pr.estDone
 	if pr.estDone > 0 {
 		left = time.Duration(float64(left) * float64(time.Since(pr.start)) / float64(pr.estDone))
@@ -42,7 +42,7 @@ func (pr *Progress) eta() time.Duration {
 }
 
 // Begin shows the point now running.
-func (pr *Progress) Begin(p point.Point) {
+func (pr *progress) Begin(p point.Point) {
 	pr.current = p.ModelID + " " + p.TestName()
 	if pr.tty {
 		pr.draw()
@@ -50,7 +50,7 @@ func (pr *Progress) Begin(p point.Point) {
 }
 
 // End counts a finished point.
-func (pr *Progress) End(r record.Record, est time.Duration) {
+func (pr *progress) End(r record.Record, est time.Duration) {
 	pr.done++
 	pr.estDone += est
 	switch r.Status {
@@ -70,7 +70,7 @@ func (pr *Progress) End(r record.Record, est time.Duration) {
 	fmt.Fprintf(pr.w, "%s, ETA %s\n", line, plan.Rough(pr.eta()))
 }
 
-func (pr *Progress) draw() {
+func (pr *progress) draw() {
 	const width = 24
 	filled := 0
 	if pr.total > 0 {
@@ -81,7 +81,7 @@ func (pr *Progress) draw() {
 }
 
 // Finish ends the display.
-func (pr *Progress) Finish() {
+func (pr *progress) Finish() {
 	if pr.tty {
 		fmt.Fprintln(pr.w)
 	}

@@ -15,10 +15,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// QualitySpec asks a sweep to evaluate its models' quality too (the
+// qualitySpec asks a sweep to evaluate its models' quality too (the
 // "quality" key; sweep --quality): each against its family's base, on the
 // same tokens (tokbench quality).
-type QualitySpec struct {
+type qualitySpec struct {
 	Text      string  `yaml:"text"`       // text file ("": the built-in text, random tokens for synthetic models)
 	Tokens    int     `yaml:"tokens"`     // at most
 	Ctx       int     `yaml:"ctx"`        // chunk size
@@ -27,13 +27,13 @@ type QualitySpec struct {
 }
 
 // DefaultQuality is tokbench quality's defaults.
-func DefaultQuality() *QualitySpec {
-	return &QualitySpec{Tokens: quality.DefaultTokens, Ctx: quality.DefaultCtx, TopK: quality.DefaultTopK, CacheTail: quality.DefaultTail}
+func DefaultQuality() *qualitySpec {
+	return &qualitySpec{Tokens: quality.DefaultTokens, Ctx: quality.DefaultCtx, TopK: quality.DefaultTopK, CacheTail: quality.DefaultTail}
 }
 
 // UnmarshalYAML reads the keys given over the defaults ("quality: {}"
 // asks for the defaults).
-func (q *QualitySpec) UnmarshalYAML(n *yaml.Node) error {
+func (q *qualitySpec) UnmarshalYAML(n *yaml.Node) error {
 	// A nested decoder does not refuse unknown keys as LoadSpec's does.
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i < len(n.Content); i += 2 {
@@ -44,16 +44,16 @@ func (q *QualitySpec) UnmarshalYAML(n *yaml.Node) error {
 			}
 		}
 	}
-	type plain QualitySpec
+	type plain qualitySpec
 	v := plain(*DefaultQuality())
 	if err := n.Decode(&v); err != nil {
 		return err
 	}
-	*q = QualitySpec(v)
+	*q = qualitySpec(v)
 	return nil
 }
 
-func (q *QualitySpec) validate() error {
+func (q *qualitySpec) validate() error {
 	switch {
 	case q.Ctx < 16:
 		return fmt.Errorf("quality: ctx %d must be at least 16", q.Ctx)
@@ -67,9 +67,9 @@ func (q *QualitySpec) validate() error {
 	return nil
 }
 
-// QualityGroup is one quality evaluation of a sweep: a base and the models
+// qualityGroup is one quality evaluation of a sweep: a base and the models
 // compared with it.
-type QualityGroup struct {
+type qualityGroup struct {
 	Base   ModelRef
 	Others []ModelRef
 }
@@ -77,8 +77,8 @@ type QualityGroup struct {
 // QualityGroups are the families of a sweep's models, each with its base:
 // --quantize-from's source and its quantizations; each --synth preset's
 // types, the first type the base; the -m files, the first the base.
-func QualityGroups(s *Spec, models []ModelRef) []QualityGroup {
-	var groups []QualityGroup
+func QualityGroups(s *Spec, models []ModelRef) []qualityGroup {
+	var groups []qualityGroup
 	at := map[string]int{}
 	for _, m := range models {
 		family, base := "files", ModelRef{}
@@ -94,7 +94,7 @@ func QualityGroups(s *Spec, models []ModelRef) []QualityGroup {
 				base, m = m, ModelRef{}
 			}
 			at[family], i = len(groups), len(groups)
-			groups = append(groups, QualityGroup{Base: base})
+			groups = append(groups, qualityGroup{Base: base})
 		}
 		if m.Path != "" {
 			groups[i].Others = append(groups[i].Others, m)
@@ -105,7 +105,7 @@ func QualityGroups(s *Spec, models []ModelRef) []QualityGroup {
 
 // Done says whether the results file already holds this group's blocks
 // for these settings (a resumed sweep does not evaluate them again).
-func (g QualityGroup) Done(blocks []record.Quality, q *QualitySpec) bool {
+func (g qualityGroup) Done(blocks []record.Quality, q *qualitySpec) bool {
 	have := map[string]bool{}
 	for _, b := range blocks {
 		if b.BaseFile == g.Base.Path && b.Ctx == q.Ctx && b.TopK <= q.TopK && b.CacheTail == q.CacheTail {
@@ -133,7 +133,7 @@ type QualityRun struct {
 }
 
 // Run evaluates one group.
-func (r QualityRun) Run(ctx context.Context, g QualityGroup, q *QualitySpec) error {
+func (r QualityRun) Run(ctx context.Context, g qualityGroup, q *qualitySpec) error {
 	args := []string{"--out", r.Out, "--tokens", strconv.Itoa(q.Tokens), "--ctx", strconv.Itoa(q.Ctx),
 		"--top-k", strconv.Itoa(q.TopK), "--cache-tail", strconv.FormatFloat(q.CacheTail, 'g', -1, 64),
 		"--threads", strconv.Itoa(r.Threads), "--n-gpu-layers", strconv.Itoa(r.NGL), "--seed", strconv.FormatUint(r.Seed, 10)}

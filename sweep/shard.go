@@ -58,7 +58,7 @@ func ParseShard(v string, shards int) (Shard, error) {
 // partition on every machine.
 func Partition(points []point.Point, refs []ModelRef, n int) (map[string]int, []time.Duration, error) {
 	cost := map[string]time.Duration{}
-	infos := map[string]ModelPlan{}
+	infos := map[string]modelPlan{}
 	for _, r := range refs {
 		mi, err := plannedModel(r)
 		if err != nil {
@@ -94,21 +94,21 @@ func Partition(points []point.Point, refs []ModelRef, n int) (map[string]int, []
 // the shape (preset, or the source file) at the type's usual bits per
 // weight, whether or not this machine's cache has it already (every shard
 // must compute the same partition).
-func plannedModel(r ModelRef) (ModelPlan, error) {
+func plannedModel(r ModelRef) (modelPlan, error) {
 	switch {
 	case r.Preset != "":
 		s, err := preset.Lookup(r.Preset)
 		if err != nil {
-			return ModelPlan{}, err
+			return modelPlan{}, err
 		}
-		return ModelPlan{Name: fmt.Sprintf("%s %s (planned)", s.Name, r.Type), File: plan.Planned(s, r.Type)}, nil
+		return modelPlan{Name: fmt.Sprintf("%s %s (planned)", s.Name, r.Type), File: plan.Planned(s, r.Type)}, nil
 	case r.Source != "":
 		src, err := fileModel(r.Source)
 		if err != nil {
-			return ModelPlan{}, err
+			return modelPlan{}, err
 		}
 		f := plan.File{Model: src.Model.AtType(r.Type), H: src.H}
-		return ModelPlan{Name: r.ID + " (planned)", File: f}, nil
+		return modelPlan{Name: r.ID + " (planned)", File: f}, nil
 	}
 	return fileModel(r.Path)
 }

@@ -82,7 +82,7 @@ type Inputs struct {
 	Filter    StrAxis `yaml:"filter"`
 	// Quality, when set, also evaluates each model's quality against its
 	// family's base after the speed points (QualityGroups).
-	Quality *QualitySpec `yaml:"quality"`
+	Quality *qualitySpec `yaml:"quality"`
 }
 
 // DefaultSpec has llama-bench's defaults, with threads threads.
@@ -100,7 +100,7 @@ func DefaultSpec(threads int) *Spec {
 // Get is a setting's values; One its first (a setting of one value).
 func (s *Spec) Get(key string) []string { return s.Values[key] }
 
-func (s *Spec) One(key string) string {
+func (s *Spec) one(key string) string {
 	if v := s.Values[key]; len(v) > 0 {
 		return v[0]
 	}
@@ -118,7 +118,7 @@ func (s *Spec) Ints(key string) []int {
 }
 
 // Seed is the seed of the random tokens and synthetic weights.
-func (s *Spec) Seed() uint64 { n, _ := strconv.ParseUint(s.One("seed"), 10, 64); return n }
+func (s *Spec) Seed() uint64 { n, _ := strconv.ParseUint(s.one("seed"), 10, 64); return n }
 
 // SetText sets a setting from text as a flag gives it, checking each value.
 func (s *Spec) SetText(st *point.Setting, text string) error {
@@ -387,7 +387,7 @@ func (s *Spec) base() point.Point {
 	for i := range point.Settings {
 		st := &point.Settings[i]
 		if st.Kind != point.List && st.Key != "" && st.Set != nil {
-			st.Set(&p, s.One(st.Key))
+			st.Set(&p, s.one(st.Key))
 		}
 	}
 	return p
@@ -432,7 +432,7 @@ func axes() []*point.Setting {
 // (axes), and each combination runs its pp tests, then its tg tests, then
 // its pg test.
 func (s *Spec) Tests(models []ModelRef) ([]point.Point, int, error) {
-	var filters []Filter
+	var filters []filter
 	for _, f := range s.Filter.Values {
 		flt, err := parseFilter(f)
 		if err != nil {
@@ -461,7 +461,7 @@ func (s *Spec) Tests(models []ModelRef) ([]point.Point, int, error) {
 	dropped := 0
 	add := func(p point.Point) {
 		for _, f := range filters {
-			if f.Drops(p) {
+			if f.drops(p) {
 				dropped++
 				return
 			}

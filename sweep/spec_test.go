@@ -18,11 +18,11 @@ func TestFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := point.Point{NDepth: 2048, Parallel: 4, Quant: "q4_0", NGen: 1}
-	if !f.Drops(p) {
+	if !f.drops(p) {
 		t.Error("matching point kept")
 	}
 	p.Parallel = 2
-	if f.Drops(p) {
+	if f.drops(p) {
 		t.Error("point failing one comparison dropped")
 	}
 	for _, bad := range []string{"depth>1", "n_depth", "n_depth>>", "n_depth>"} {

@@ -80,7 +80,7 @@ func Run(ctx context.Context, points []point.Point, env plan.Env, o Options) (*R
 	}
 	grid.Dropped = o.Dropped
 	sum := &Result{Records: old, Total: len(grid.Points) + len(grid.Skipped)}
-	stamp := Stamp{Rounds: rounds, SpecSHA256: o.SpecHash, Shard: o.Shard, peaks: o.Peaks}
+	stamp := stamp{Rounds: rounds, SpecSHA256: o.SpecHash, Shard: o.Shard, peaks: o.Peaks}
 	if o.Peaks != nil {
 		stamp.PeaksDir = o.Peaks.Dir
 	}
@@ -187,7 +187,7 @@ func byModel(points []point.Point) [][]point.Point {
 // runGroup runs one model's points in workers until all are recorded: a
 // worker that dies costs the point it was measuring (recorded as failed
 // with how it died) and a new worker takes the rest.
-func runGroup(ctx context.Context, wc workerCmd, req WorkerRequest, env plan.Env, pr *Progress, grid *plan.Grid, emit func(record.Record, record.Line) error) error {
+func runGroup(ctx context.Context, wc workerCmd, req WorkerRequest, env plan.Env, pr *progress, grid *plan.Grid, emit func(record.Record, record.Line) error) error {
 	rest := req.Points
 	for len(rest) > 0 {
 		req.Points = rest

@@ -15,10 +15,10 @@ import (
 	"github.com/tokbench/tokbench/gguf"
 )
 
-// KV is one metadata entry. A scalar's value is Raw (little-endian); a
+// kv is one metadata entry. A scalar's value is Raw (little-endian); a
 // string's is Raw too; an array has ArrType and one Items entry per
 // element (raw bytes of a scalar, the text of a string).
-type KV struct {
+type kv struct {
 	Key     string
 	Type    gguf.ValueType
 	Raw     []byte
@@ -26,8 +26,8 @@ type KV struct {
 	Items   [][]byte
 }
 
-// Tensor is one tensor: its table entry and its data.
-type Tensor struct {
+// tensor is one tensor: its table entry and its data.
+type tensor struct {
 	Name string
 	Dims []uint64
 	Type uint32
@@ -37,8 +37,8 @@ type Tensor struct {
 // File is a whole GGUF file.
 type File struct {
 	Version uint32
-	KVs     []KV
-	Tensors []Tensor
+	KVs     []kv
+	Tensors []tensor
 	Align   uint64
 }
 
@@ -58,7 +58,7 @@ func Decode(b []byte) (*File, error) {
 	f := &File{Version: g.Version, Align: uint64(g.Alignment)}
 	d := &dec{b: b, pos: 24}
 	for range g.Keys {
-		kv := KV{Key: d.str(), Type: gguf.ValueType(d.u32())}
+		kv := kv{Key: d.str(), Type: gguf.ValueType(d.u32())}
 		switch kv.Type {
 		case gguf.TypeString:
 			kv.Raw = []byte(d.str())
@@ -83,7 +83,7 @@ func Decode(b []byte) (*File, error) {
 			dims[i] = uint64(x)
 		}
 		start := g.DataOffset + int64(t.Offset)
-		f.Tensors = append(f.Tensors, Tensor{Name: t.Name, Dims: dims, Type: uint32(t.Type),
+		f.Tensors = append(f.Tensors, tensor{Name: t.Name, Dims: dims, Type: uint32(t.Type),
 			Data: append([]byte(nil), b[start:start+t.Bytes()]...)})
 	}
 	if d.err != nil {
@@ -176,7 +176,7 @@ func (f *File) Encode() []byte {
 
 // size is the tensor's data size by its dimensions and type, capped so
 // that a hostile shape cannot make the writer allocate without bound.
-func (t Tensor) size() uint64 {
+func (t tensor) size() uint64 {
 	n := uint64(1)
 	for _, d := range t.Dims {
 		if d != 0 && n > math.MaxUint32/d {
@@ -195,8 +195,8 @@ func (t Tensor) size() uint64 {
 	return s
 }
 
-// Find is the index of a metadata key, or -1.
-func (f *File) Find(key string) int {
+// find is the index of a metadata key, or -1.
+func (f *File) find(key string) int {
 	for i, kv := range f.KVs {
 		if kv.Key == key {
 			return i
@@ -206,7 +206,7 @@ func (f *File) Find(key string) int {
 }
 
 // String describes a KV briefly, for the names of mutants.
-func (kv KV) String() string {
+func (kv kv) String() string {
 	if kv.Type == gguf.TypeArray {
 		return fmt.Sprintf("%s[%d %s]", kv.Key, len(kv.Items), kv.ArrType)
 	}

@@ -14,20 +14,20 @@ import (
 type Op uint8
 
 const (
-	SetInt      Op = iota // a scalar metadata value set to an edge value
-	Retype                // a metadata value's type changed, its bytes kept
-	DropKV                // a metadata entry removed
+	setInt      Op = iota // a scalar metadata value set to an edge value
+	retype                // a metadata value's type changed, its bytes kept
+	dropKV                // a metadata entry removed
 	DupToken              // one vocabulary token made equal to another
-	EmptyToken            // one vocabulary token emptied
-	CutArray              // an array shortened
-	ArrRetype             // an array's element type changed
-	TensorDim             // a tensor dimension changed
-	TensorType            // a tensor's type changed
-	DropTensor            // a tensor removed
-	SwapTensors           // two tensors' names swapped
-	FlipHeader            // one byte of the header (metadata, table) flipped
-	FlipData              // one byte of the weights flipped
-	SetString             // a string metadata value changed
+	emptyToken            // one vocabulary token emptied
+	cutArray              // an array shortened
+	arrRetype             // an array's element type changed
+	tensorDim             // a tensor dimension changed
+	tensorType            // a tensor's type changed
+	dropTensor            // a tensor removed
+	swapTensors           // two tensors' names swapped
+	flipHeader            // one byte of the header (metadata, table) flipped
+	flipData              // one byte of the weights flipped
+	setString             // a string metadata value changed
 	numOps
 )
 
@@ -58,7 +58,7 @@ var stringValues = []string{"", "llama", "gpt2", "bert", "t5", "rwkv", "none", "
 func Apply(base *File, m Mutation) ([]byte, string) {
 	f := base.clone()
 	desc := m.Op.String()
-	pickKV := func(ok func(KV) bool) int {
+	pickKV := func(ok func(kv) bool) int {
 		var idx []int
 		for i, kv := range f.KVs {
 			if ok(kv) {
@@ -70,10 +70,10 @@ func Apply(base *File, m Mutation) ([]byte, string) {
 		}
 		return idx[int(m.A%uint32(len(idx)))]
 	}
-	tokens := f.Find("tokenizer.ggml.tokens")
+	tokens := f.find("tokenizer.ggml.tokens")
 	switch m.Op % numOps {
-	case SetInt:
-		if i := pickKV(func(kv KV) bool { return kv.Type != gguf.TypeString && kv.Type != gguf.TypeArray }); i >= 0 {
+	case setInt:
+		if i := pickKV(func(kv kv) bool { return kv.Type != gguf.TypeString && kv.Type != gguf.TypeArray }); i >= 0 {
 			v := edges[m.V%uint64(len(edges))]
 			if m.B%3 == 0 { // near the value it had
 				v = le(f.KVs[i].Raw) + uint64(int64(m.B%5)-2)
@@ -81,8 +81,8 @@ func Apply(base *File, m Mutation) ([]byte, string) {
 			f.KVs[i].Raw = put(len(f.KVs[i].Raw), v)
 			desc += fmt.Sprintf(" %s=%d", f.KVs[i], v)
 		}
-	case Retype:
-		if i := pickKV(func(kv KV) bool { return kv.Type != gguf.TypeArray }); i >= 0 {
+	case retype:
+		if i := pickKV(func(kv kv) bool { return kv.Type != gguf.TypeArray }); i >= 0 {
 			t := gguf.ValueType(m.B % 13)
 			if t == gguf.TypeArray {
 				t = gguf.TypeString
@@ -91,16 +91,16 @@ func Apply(base *File, m Mutation) ([]byte, string) {
 			f.KVs[i].Raw = resize(f.KVs[i].Raw, t)
 			f.KVs[i].Type = t
 		}
-	case DropKV:
-		if i := pickKV(func(KV) bool { return true }); i >= 0 {
+	case dropKV:
+		if i := pickKV(func(kv) bool { return true }); i >= 0 {
 			desc += " " + f.KVs[i].String()
 			f.KVs = slices.Delete(f.KVs, i, i+1)
 		}
-	case DupToken, EmptyToken:
+	case DupToken, emptyToken:
 		if tokens >= 0 && len(f.KVs[tokens].Items) > 1 {
 			items := f.KVs[tokens].Items
 			i, j := int(m.A)%len(items), int(m.B)%len(items)
-			if m.Op == EmptyToken {
+			if m.Op == emptyToken {
 				items[i] = nil
 				desc += fmt.Sprintf(" token %d", i)
 			} else if i != j {
@@ -108,15 +108,15 @@ func Apply(base *File, m Mutation) ([]byte, string) {
 				desc += fmt.Sprintf(" token %d = token %d %q", i, j, items[j])
 			}
 		}
-	case CutArray:
-		if i := pickKV(func(kv KV) bool { return kv.Type == gguf.TypeArray && len(kv.Items) > 0 }); i >= 0 {
+	case cutArray:
+		if i := pickKV(func(kv kv) bool { return kv.Type == gguf.TypeArray && len(kv.Items) > 0 }); i >= 0 {
 			n := len(f.KVs[i].Items)
 			keep := int(m.V % uint64(n))
 			desc += fmt.Sprintf(" %s to %d", f.KVs[i], keep)
 			f.KVs[i].Items = f.KVs[i].Items[:keep]
 		}
-	case ArrRetype:
-		if i := pickKV(func(kv KV) bool { return kv.Type == gguf.TypeArray }); i >= 0 {
+	case arrRetype:
+		if i := pickKV(func(kv kv) bool { return kv.Type == gguf.TypeArray }); i >= 0 {
 			t := gguf.ValueType(m.B % 13)
 			if t == gguf.TypeArray {
 				t = gguf.TypeString
@@ -127,7 +127,7 @@ func Apply(base *File, m Mutation) ([]byte, string) {
 			}
 			f.KVs[i].ArrType = t
 		}
-	case TensorDim:
+	case tensorDim:
 		if len(f.Tensors) > 0 {
 			t := &f.Tensors[int(m.A)%len(f.Tensors)]
 			d := int(m.B) % len(t.Dims)
@@ -146,38 +146,38 @@ func Apply(base *File, m Mutation) ([]byte, string) {
 			}
 			desc += fmt.Sprintf(" %s dims %v", t.Name, t.Dims)
 		}
-	case TensorType:
+	case tensorType:
 		if len(f.Tensors) > 0 {
 			t := &f.Tensors[int(m.A)%len(f.Tensors)]
 			t.Type = m.B % gguf.NumTypes
 			desc += fmt.Sprintf(" %s -> %s", t.Name, gguf.GGMLType(t.Type))
 		}
-	case DropTensor:
+	case dropTensor:
 		if len(f.Tensors) > 0 {
 			i := int(m.A) % len(f.Tensors)
 			desc += " " + f.Tensors[i].Name
 			f.Tensors = slices.Delete(f.Tensors, i, i+1)
 		}
-	case SwapTensors:
+	case swapTensors:
 		if len(f.Tensors) > 1 {
 			i, j := int(m.A)%len(f.Tensors), int(m.B)%len(f.Tensors)
 			f.Tensors[i].Name, f.Tensors[j].Name = f.Tensors[j].Name, f.Tensors[i].Name
 			desc += fmt.Sprintf(" %s <-> %s", f.Tensors[i].Name, f.Tensors[j].Name)
 		}
-	case SetString:
-		if i := pickKV(func(kv KV) bool { return kv.Type == gguf.TypeString }); i >= 0 {
+	case setString:
+		if i := pickKV(func(kv kv) bool { return kv.Type == gguf.TypeString }); i >= 0 {
 			s := stringValues[m.V%uint64(len(stringValues))]
 			desc += fmt.Sprintf(" %s=%q", f.KVs[i], s)
 			f.KVs[i].Raw = []byte(s)
 		}
-	case FlipHeader, FlipData:
+	case flipHeader, flipData:
 		b := f.Encode()
 		g, err := gguf.Parse(bytes.NewReader(b), int64(len(b)))
 		if err != nil {
 			return b, desc
 		}
 		lo, hi := int64(4), g.DataOffset // the magic is not worth flipping
-		if m.Op == FlipData {
+		if m.Op == flipData {
 			lo, hi = g.DataOffset, int64(len(b))
 		}
 		if hi > lo {

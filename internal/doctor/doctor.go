@@ -18,20 +18,20 @@ import (
 	"github.com/tokbench/tokbench/host"
 )
 
-// Level says how much a finding matters to results.
-type Level string
+// level says how much a finding matters to results.
+type level string
 
 // Levels.
 const (
-	OK   Level = "ok"
-	Info Level = "info" // worth knowing when comparing results
-	Warn Level = "warn" // makes results slower or noisier than the machine gives
+	OK   level = "ok"
+	Info level = "info" // worth knowing when comparing results
+	Warn level = "warn" // makes results slower or noisier than the machine gives
 )
 
 // Finding is one check's result.
 type Finding struct {
 	Check  string `json:"check"`
-	Level  Level  `json:"level"`
+	Level  level  `json:"level"`
 	Says   string `json:"says"`             // what was found
 	Effect string `json:"effect,omitempty"` // what it does to results
 	Fix    string `json:"fix,omitempty"`    // how to fix it (tokbench does not)
@@ -41,7 +41,7 @@ type Finding struct {
 // root ("/" live; a fixture tree in tests). need is the memory a
 // benchmark will need (0: not asked); busy lists the processes that used
 // CPU while the checks ran (nil: not sampled).
-func Host(root string, need uint64, busy []Process) []Finding {
+func Host(root string, need uint64, busy []process) []Finding {
 	var out []Finding
 	cpu := filepath.Join(root, "sys", "devices", "system", "cpu")
 	out = append(out, governor(cpu), boost(cpu), smt(cpu), load(root), swap(root), memory(root, need), numa(root), hugePages(root))
@@ -204,8 +204,8 @@ func hugePages(root string) Finding {
 	return f
 }
 
-// Process is one process's CPU use over a short window.
-type Process struct {
+// process is one process's CPU use over a short window.
+type process struct {
 	PID  int
 	Name string
 	Pct  float64 // of one core
@@ -213,12 +213,12 @@ type Process struct {
 
 // Busy samples every process's CPU time twice, interval apart, and lists
 // those that used more than 5% of a core, busiest first (self left out).
-func Busy(root string, interval time.Duration) []Process {
+func Busy(root string, interval time.Duration) []process {
 	a := processTimes(root)
 	time.Sleep(interval)
 	b := processTimes(root)
 	self := os.Getpid()
-	out := []Process{}
+	out := []process{}
 	for pid, tb := range b {
 		ta, ok := a[pid]
 		if !ok || pid == self {
@@ -226,7 +226,7 @@ func Busy(root string, interval time.Duration) []Process {
 		}
 		pct := 100 * float64(tb.jiffies-ta.jiffies) / 100 / interval.Seconds()
 		if pct > 5 {
-			out = append(out, Process{PID: pid, Name: tb.name, Pct: pct})
+			out = append(out, process{PID: pid, Name: tb.name, Pct: pct})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Pct > out[j].Pct })
@@ -249,7 +249,7 @@ func processTimes(root string) map[int]procTime {
 	return out
 }
 
-func processes(busy []Process) Finding {
+func processes(busy []process) Finding {
 	f := Finding{Check: "busy processes", Level: OK, Says: "none above 5% of a core"}
 	if len(busy) == 0 {
 		return f

@@ -39,7 +39,7 @@ func TestHostFindings(t *testing.T) {
 		"sys/kernel/mm/transparent_hugepage/enabled":           "always [madvise] never\n",
 		"sys/devices/system/node/node0/cpulist":                "0-3\n",
 	})
-	for _, f := range Host(good, 4<<30, []Process{}) {
+	for _, f := range Host(good, 4<<30, []process{}) {
 		if f.Level == Warn {
 			t.Errorf("good machine: %+v", f)
 		}
@@ -55,7 +55,7 @@ func TestHostFindings(t *testing.T) {
 		"sys/devices/system/node/node0/cpulist":                "0\n",
 		"sys/devices/system/node/node1/cpulist":                "1\n",
 	})
-	got := byCheck(Host(bad, 4<<30, []Process{{PID: 7, Name: "cc1plus", Pct: 98}}))
+	got := byCheck(Host(bad, 4<<30, []process{{PID: 7, Name: "cc1plus", Pct: 98}}))
 	for check, want := range map[string]string{
 		"cpu governor": "powersave", "load average": "1.90 over the last minute on 2 CPUs", "swap": "3072 MiB of 4096 MiB",
 		"memory": "needs about 4.00 GiB", "busy processes": "cc1plus (pid 7) 98%",

@@ -18,8 +18,8 @@ import (
 	"github.com/tokbench/tokbench/record"
 )
 
-// Duplicate is a point found twice: the record kept and the one dropped.
-type Duplicate struct {
+// duplicate is a point found twice: the record kept and the one dropped.
+type duplicate struct {
 	Point      string
 	Kept, Drop string // the files
 }
@@ -34,7 +34,7 @@ type Merged struct {
 	Torn       []bool // each file's torn last line was ignored
 	Records    int    // the records Write writes: one a point
 	Quality    []record.Quality
-	Duplicates []Duplicate
+	Duplicates []duplicate
 	SpecHash   string
 	Classes    []string
 
@@ -123,11 +123,11 @@ func Merge(paths []string) (*Merged, error) {
 				m.firsts[f][here.n] = true
 				m.Records++
 			case rank(r.Status) < c.rank:
-				m.Duplicates = append(m.Duplicates, Duplicate{p.text, path, paths[c.kept.file]})
+				m.Duplicates = append(m.Duplicates, duplicate{p.text, path, paths[c.kept.file]})
 				c.kept, c.rank = here, rank(r.Status)
 				m.points[p.id] = c
 			default:
-				m.Duplicates = append(m.Duplicates, Duplicate{p.text, paths[c.kept.file], path})
+				m.Duplicates = append(m.Duplicates, duplicate{p.text, paths[c.kept.file], path})
 			}
 			return nil
 		})

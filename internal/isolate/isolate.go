@@ -19,13 +19,13 @@ import (
 // CheckCommand is the hidden command a child runs to load a model.
 const CheckCommand = "check-model"
 
-// CheckTimeout bounds a check: a mapped load and a small context take
+// checkTimeout bounds a check: a mapped load and a small context take
 // seconds even for the largest models.
-const CheckTimeout = 5 * time.Minute
+const checkTimeout = 5 * time.Minute
 
 // Cmd starts tokbench again: Exe with the global flags Args (backend
 // folders, ...) before the command. Timeout bounds a check (0:
-// CheckTimeout).
+// checkTimeout).
 type Cmd struct {
 	Exe     string
 	Args    []string
@@ -52,16 +52,16 @@ func (c Cmd) Command(ctx context.Context, name string, cmdArgs ...string) *exec.
 	return cmd
 }
 
-// ChildPrefixEnv names a command that tokbench's children (model checks,
+// childPrefixEnv names a command that tokbench's children (model checks,
 // sweep workers) are started under, split on spaces: an emulator for a
 // binary of another architecture ("qemu-aarch64 -L /usr/aarch64-linux-gnu",
 // how CI runs the arm64 build), or numactl/taskset to place them.
-const ChildPrefixEnv = "TOKBENCH_CHILD_PREFIX"
+const childPrefixEnv = "TOKBENCH_CHILD_PREFIX"
 
 // Exec is the command exe args, under $TOKBENCH_CHILD_PREFIX if set,
 // killed when ctx ends.
 func Exec(ctx context.Context, exe string, args ...string) *exec.Cmd {
-	if prefix := strings.Fields(os.Getenv(ChildPrefixEnv)); len(prefix) > 0 {
+	if prefix := strings.Fields(os.Getenv(childPrefixEnv)); len(prefix) > 0 {
 		exe, args = prefix[0], append(append(prefix[1:], exe), args...)
 	}
 	return exec.CommandContext(ctx, exe, args...)
@@ -88,7 +88,7 @@ func (e *CrashError) Error() string {
 // refuses gives its error; one llama.cpp aborts or crashes on gives a
 // *CrashError.
 func (c Cmd) CheckModel(ctx context.Context, path string) error {
-	limit := cmp.Or(c.Timeout, CheckTimeout)
+	limit := cmp.Or(c.Timeout, checkTimeout)
 	child, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := c.Command(child, CheckCommand, path)

@@ -80,12 +80,12 @@ func TestCheckModelCanceled(t *testing.T) {
 // $TOKBENCH_CHILD_PREFIX is the command children start under (an emulator
 // for another architecture's binary, numactl ...).
 func TestChildPrefix(t *testing.T) {
-	t.Setenv(ChildPrefixEnv, "env TB_PREFIXED=yes")
+	t.Setenv(childPrefixEnv, "env TB_PREFIXED=yes")
 	out, err := Exec(context.Background(), "sh", "-c", "echo $TB_PREFIXED").Output()
 	if err != nil || strings.TrimSpace(string(out)) != "yes" {
 		t.Errorf("under the prefix: %q %v", out, err)
 	}
-	t.Setenv(ChildPrefixEnv, "")
+	t.Setenv(childPrefixEnv, "")
 	if out, _ := Exec(context.Background(), "sh", "-c", "echo ${TB_PREFIXED:-none}").Output(); strings.TrimSpace(string(out)) != "none" {
 		t.Errorf("without: %q", out)
 	}

@@ -61,7 +61,7 @@ type CapacityOptions struct {
 	Burstiness        float64 // open loop: of the arrivals (default 1, Poisson)
 	Seed              uint64
 	Guards            Guards
-	Clock             Clock // nil: the real one
+	Clock             clock // nil: the real one
 	// MaxTime bounds the whole search (0: none): no probe starts that the
 	// last one's pace says cannot finish in it, and one running at the
 	// limit is cut; the answer is the best so far.
@@ -76,13 +76,13 @@ type CapacityOptions struct {
 	Judged func(Trial, Outlook) error
 }
 
-// SaturationGain is the output t/s a doubled load must add (as a share)
-// for the search to keep raising it; SaturationLatency, the growth of
+// saturationGain is the output t/s a doubled load must add (as a share)
+// for the search to keep raising it; saturationLatency, the growth of
 // the median end-to-end latency that, with too little gain, marks the
 // server saturated.
 const (
-	SaturationGain    = 0.10
-	SaturationLatency = 1.5
+	saturationGain    = 0.10
+	saturationLatency = 1.5
 )
 
 // Outlook is where a search stands after a probe.
@@ -139,7 +139,7 @@ type search struct {
 	w          Workload
 	slos       []SLO
 	open       bool
-	clock      Clock
+	clock      clock
 	start      time.Time
 	first, top float64
 	tried      map[float64]*Trial
@@ -240,15 +240,15 @@ func (s *search) left(lo, hi float64) int {
 
 // saturation says why the server is saturated at p, a doubling of prev
 // (both passed), or "" if it is not: the doubling added under
-// SaturationGain output t/s and the median latency grew by
-// SaturationLatency or more. Off with KeepRaising.
+// saturationGain output t/s and the median latency grew by
+// saturationLatency or more. Off with KeepRaising.
 func (s *search) saturation(prev, p *Trial) string {
 	if prev == nil || s.o.KeepRaising || prev.Summary.OutputTps <= 0 || prev.Summary.E2EMs.P50 <= 0 {
 		return ""
 	}
 	gain := p.Summary.OutputTps/prev.Summary.OutputTps - 1
 	lat := p.Summary.E2EMs.P50 / prev.Summary.E2EMs.P50
-	if gain >= SaturationGain || lat < SaturationLatency {
+	if gain >= saturationGain || lat < saturationLatency {
 		return ""
 	}
 	return fmt.Sprintf("saturated at %s: doubling the load from %s added %+.0f%% output t/s (%.1f to %.1f) while the median end-to-end latency grew %.1fx; more load only queues, so the search stopped raising it (--keep-raising to go on)",

@@ -25,7 +25,7 @@ func (c *curve) Decode() error {
 }
 
 func TestCapacityFindsTheKnownAnswer(t *testing.T) {
-	w := Workload{Name: "t", Prompt: Dist{Kind: "fixed", A: 4}, Output: Dist{Kind: "fixed", A: 16}}
+	w := Workload{Name: "t", Prompt: dist{Kind: "fixed", A: 4}, Output: dist{Kind: "fixed", A: 16}}
 	slos, _ := ParseSLOs("itl_p99=12.5ms")
 	clk := newClock()
 	srv := func(slots int) (Engine, func(), error) {
@@ -66,7 +66,7 @@ func TestCapacityOpenLoop(t *testing.T) {
 	// over at most 4/0.096 s, about 42 requests per second; beyond it the
 	// queue, and TTFT, grow without bound. A TTFT of 25 ms (four full
 	// steps) allows little queueing: the answer lies below that rate.
-	w := Workload{Name: "t", Prompt: Dist{Kind: "fixed", A: 4}, Output: Dist{Kind: "fixed", A: 16}}
+	w := Workload{Name: "t", Prompt: dist{Kind: "fixed", A: 4}, Output: dist{Kind: "fixed", A: 16}}
 	slos, _ := ParseSLOs("ttft_p90=25ms")
 	clk := newClock()
 	srv := func(slots int) (Engine, func(), error) {
@@ -98,7 +98,7 @@ func (f *flat) Decode() error {
 }
 
 func TestCapacityStopsAtSaturation(t *testing.T) {
-	w := Workload{Name: "t", Prompt: Dist{Kind: "fixed", A: 4}, Output: Dist{Kind: "fixed", A: 16}}
+	w := Workload{Name: "t", Prompt: dist{Kind: "fixed", A: 4}, Output: dist{Kind: "fixed", A: 16}}
 	slos, _ := ParseSLOs("e2e_p99=1h")
 	clk := newClock()
 	srv := func(int) (Engine, func(), error) {
@@ -125,7 +125,7 @@ func TestCapacityStopsAtSaturation(t *testing.T) {
 }
 
 func TestCapacityCutsACertainMiss(t *testing.T) {
-	w := Workload{Name: "t", Prompt: Dist{Kind: "fixed", A: 4}, Output: Dist{Kind: "fixed", A: 16}}
+	w := Workload{Name: "t", Prompt: dist{Kind: "fixed", A: 4}, Output: dist{Kind: "fixed", A: 16}}
 	slos, _ := ParseSLOs("itl_p50=4.5ms")
 	clk := newClock()
 	srv := func(int) (Engine, func(), error) { return &curve{seqs: map[int]bool{}, clock: clk}, func() {}, nil }
@@ -148,7 +148,7 @@ func TestCapacityCutsACertainMiss(t *testing.T) {
 }
 
 func TestCapacityMaxTimeAndInterrupt(t *testing.T) {
-	w := Workload{Name: "t", Prompt: Dist{Kind: "fixed", A: 4}, Output: Dist{Kind: "fixed", A: 16}}
+	w := Workload{Name: "t", Prompt: dist{Kind: "fixed", A: 4}, Output: dist{Kind: "fixed", A: 16}}
 	slos, _ := ParseSLOs("itl_p99=12.5ms")
 	clk := newClock()
 	srv := func(int) (Engine, func(), error) { return &curve{seqs: map[int]bool{}, clock: clk}, func() {}, nil }

@@ -27,7 +27,7 @@ func (s *search) probe(ctx context.Context, x, lo, hi float64) (*Trial, error) {
 	if s.open {
 		p.Rate, slots = x, s.o.Slots
 		reqs = s.w.Generate(max(s.o.Requests, 2*slots), s.o.Seed)
-		Arrivals(reqs, x, cmp.Or(s.o.Burstiness, 1), s.o.Seed)
+		arrivals(reqs, x, cmp.Or(s.o.Burstiness, 1), s.o.Seed)
 		opts.Concurrency = 0
 	} else {
 		p.Concurrency = slots
@@ -46,7 +46,7 @@ func (s *search) probe(ctx context.Context, x, lo, hi float64) (*Trial, error) {
 	w := &watch{s: s, cancel: cancel, steady: reqs[min(slots, len(reqs)):]}
 	w.init()
 	opts.Observer = w
-	outs, _, overhead, err := Run(pctx, eng, reqs, opts)
+	outs, _, overhead, err := run(pctx, eng, reqs, opts)
 	p.End = s.clock.Now()
 	if err != nil && ctx.Err() == nil {
 		return nil, err

@@ -2,11 +2,11 @@ package load
 
 import "time"
 
-// Clock is the time a load run is measured and paced in: the real one by
+// clock is the time a load run is measured and paced in: the real one by
 // default. Tests give the scheduler a fake clock that their fake engine
 // advances by its modelled step time, so that they assert the scheduler's
 // logic, not the speed of the machine they run on.
-type Clock interface {
+type clock interface {
 	Now() time.Time
 	Sleep(time.Duration)
 }
@@ -16,7 +16,7 @@ type realClock struct{}
 func (realClock) Now() time.Time        { return time.Now() }
 func (realClock) Sleep(d time.Duration) { time.Sleep(d) }
 
-func clockOr(c Clock) Clock {
+func clockOr(c clock) clock {
 	if c == nil {
 		return realClock{}
 	}

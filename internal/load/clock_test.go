@@ -29,5 +29,5 @@ type simEngine interface {
 // simulate serves reqs through eng on eng's clock.
 func simulate(eng simEngine, reqs []Request, o Options) ([]*Served, []Second, float64, error) {
 	o.Clock = eng.clk()
-	return Run(context.Background(), eng, reqs, o)
+	return run(context.Background(), eng, reqs, o)
 }

@@ -10,9 +10,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Dist is a distribution of token counts: fixed A, uniform [A, B],
+// dist is a distribution of token counts: fixed A, uniform [A, B],
 // normal (mean A, sd B, at least 1) or an empirical list.
-type Dist struct {
+type dist struct {
 	Kind   string  `json:"kind" yaml:"kind"`
 	A      float64 `json:"a,omitempty" yaml:"a"`
 	B      float64 `json:"b,omitempty" yaml:"b"`
@@ -20,7 +20,7 @@ type Dist struct {
 }
 
 // Sample draws one count.
-func (d Dist) Sample(r *rand.Rand) int {
+func (d dist) Sample(r *rand.Rand) int {
 	switch d.Kind {
 	case "uniform":
 		return int(d.A) + r.IntN(int(d.B-d.A)+1)
@@ -33,7 +33,7 @@ func (d Dist) Sample(r *rand.Rand) int {
 }
 
 // Max is the largest count the distribution gives (normal: mean + 4 sd).
-func (d Dist) Max() int {
+func (d dist) Max() int {
 	switch d.Kind {
 	case "uniform":
 		return int(d.B)
@@ -52,7 +52,7 @@ func (d Dist) Max() int {
 // maxDistTokens bounds a distribution's parameters, in tokens.
 const maxDistTokens = 1 << 24
 
-func (d Dist) check(what string) error {
+func (d dist) check(what string) error {
 	// NaN passes every comparison below, and a huge value overflows the
 	// token counts drawn from it.
 	if math.IsNaN(d.A) || math.IsNaN(d.B) || math.Abs(d.A) > maxDistTokens || math.Abs(d.B) > maxDistTokens {
@@ -87,16 +87,16 @@ func (d Dist) check(what string) error {
 }
 
 // parseDist reads "256", "uniform:32-256", "normal:128,48" or "list:16,64,256".
-func parseDist(s string) (Dist, error) {
+func parseDist(s string) (dist, error) {
 	kind, arg, ok := strings.Cut(s, ":")
 	if !ok {
 		v, err := strconv.Atoi(s)
 		if err != nil {
-			return Dist{}, fmt.Errorf("%q: use N, uniform:A-B, normal:MEAN,SD or list:N,N,...", s)
+			return dist{}, fmt.Errorf("%q: use N, uniform:A-B, normal:MEAN,SD or list:N,N,...", s)
 		}
-		return Dist{Kind: "fixed", A: float64(v)}, nil
+		return dist{Kind: "fixed", A: float64(v)}, nil
 	}
-	d := Dist{Kind: kind}
+	d := dist{Kind: kind}
 	var err error
 	switch kind {
 	case "uniform":
@@ -132,7 +132,7 @@ func parseDist(s string) (Dist, error) {
 
 // UnmarshalYAML takes a distribution as a string ("uniform:32-256") or
 // as a mapping of its fields.
-func (d *Dist) UnmarshalYAML(n *yaml.Node) error {
+func (d *dist) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		v, err := parseDist(n.Value)
 		if err != nil {
@@ -141,7 +141,7 @@ func (d *Dist) UnmarshalYAML(n *yaml.Node) error {
 		*d = v
 		return nil
 	}
-	type plain Dist
+	type plain dist
 	if err := n.Decode((*plain)(d)); err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func (f *fake) Decode() error {
 func (f *fake) Remove(seq int) { delete(f.live, seq) }
 
 func small() Workload {
-	return Workload{Name: "t", Prompt: Dist{Kind: "uniform", A: 8, B: 300}, Output: Dist{Kind: "uniform", A: 2, B: 12}}
+	return Workload{Name: "t", Prompt: dist{Kind: "uniform", A: 8, B: 300}, Output: dist{Kind: "uniform", A: 2, B: 12}}
 }
 
 func TestGenerateIsDeterministic(t *testing.T) {
@@ -97,7 +97,7 @@ func TestClosedLoop(t *testing.T) {
 func TestOpenLoopRate(t *testing.T) {
 	for _, b := range []float64{1, 0.25, 4} {
 		reqs := make([]Request, 4000)
-		Arrivals(reqs, 10, b, 3)
+		arrivals(reqs, 10, b, 3)
 		var gaps []float64
 		prev := 0.0
 		for _, r := range reqs {
@@ -121,7 +121,7 @@ func TestOpenLoopRate(t *testing.T) {
 	}
 	f := newFake(t)
 	reqs := small().Generate(20, 2)
-	Arrivals(reqs, 200, 1, 2)
+	arrivals(reqs, 200, 1, 2)
 	outs, _, _, err := simulate(f, reqs, Options{Slots: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func TestPercentilesAndSLOs(t *testing.T) {
 }
 
 func TestParseDist(t *testing.T) {
-	for s, want := range map[string]Dist{"64": {Kind: "fixed", A: 64}, "uniform:32-256": {Kind: "uniform", A: 32, B: 256},
+	for s, want := range map[string]dist{"64": {Kind: "fixed", A: 64}, "uniform:32-256": {Kind: "uniform", A: 32, B: 256},
 		"normal:128,48": {Kind: "normal", A: 128, B: 48}, "list:16,64": {Kind: "empirical", Values: []int{16, 64}}} {
 		got, err := parseDist(s)
 		if err != nil || !reflect.DeepEqual(got, want) {

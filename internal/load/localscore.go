@@ -5,12 +5,12 @@ import (
 	"math"
 )
 
-// LocalScore is LocalScore's headline figure (localscore.ai) for a run
+// localScore is localScore's headline figure (localscore.ai) for a run
 // of its workload: 10 × ∛(prompt t/s × generation t/s × 1000 / TTFT ms),
-// each the mean over the requests. It is LocalScore's number only when
-// the requests ran one at a time on an idle server, as LocalScore runs
+// each the mean over the requests. It is localScore's number only when
+// the requests ran one at a time on an idle server, as localScore runs
 // them (Comparable); Note says why not otherwise.
-type LocalScore struct {
+type localScore struct {
 	Score      float64 `json:"score"`
 	PromptTs   float64 `json:"prompt_ts"`
 	GenTs      float64 `json:"gen_ts"`
@@ -23,11 +23,11 @@ type LocalScore struct {
 // prefilled tokens over its time from admission to first token (the
 // step that ends its prefill also gives that token, as in LocalScore);
 // its generation t/s, the tokens after the first over their time.
-func localScoreOf(outs []*Served, closedLoop bool, clients int) *LocalScore {
-	var ls LocalScore
+func localScoreOf(outs []*Served, closedLoop bool, clients int) *localScore {
+	var ls localScore
 	n, rejected := 0, 0
 	for _, o := range outs {
-		if o.Status == StatusRejected {
+		if o.Status == statusRejected {
 			rejected++
 		}
 		prefill := (o.TTFTMs - o.QueueMs) / 1000

@@ -9,26 +9,26 @@ import (
 	"github.com/tokbench/tokbench/stats"
 )
 
-// Metric is what an SLO bounds.
-type Metric string
+// metric is what an SLO bounds.
+type metric string
 
 // SLO metrics.
 const (
-	TTFT Metric = "ttft" // time to first token
-	ITL  Metric = "itl"  // inter-token latency
-	E2E  Metric = "e2e"  // the whole request
+	TTFT metric = "ttft" // time to first token
+	ITL  metric = "itl"  // inter-token latency
+	e2e  metric = "e2e"  // the whole request
 )
 
 // Decode says whether the metric is set by the decode steps (each step
 // reads the weights and every sequence's KV cache) rather than by prefill
 // and queueing.
-func (m Metric) Decode() bool { return m == ITL || m == E2E }
+func (m metric) Decode() bool { return m == ITL || m == e2e }
 
 // SLO is one service-level objective: metric (ttft, itl, e2e) at a
 // percentile (over the run; a request meets it when its own value is
 // within the limit) below a limit.
 type SLO struct {
-	Metric     Metric
+	Metric     metric
 	Percentile float64
 	Limit      time.Duration
 }
@@ -42,13 +42,13 @@ func ParseSLOs(s string) ([]SLO, error) {
 			return nil, fmt.Errorf("SLO %q: write metric_pNN=duration, e.g. ttft_p99=2s", part)
 		}
 		name, p, _ := strings.Cut(k, "_p")
-		slo := SLO{Metric: Metric(name), Percentile: 99}
+		slo := SLO{Metric: metric(name), Percentile: 99}
 		if p != "" {
 			if _, err := fmt.Sscan(p, &slo.Percentile); err != nil || slo.Percentile <= 0 || slo.Percentile > 100 {
 				return nil, fmt.Errorf("SLO %q: percentile %q", part, p)
 			}
 		}
-		if m := Metric(name); m != TTFT && m != ITL && m != E2E {
+		if m := metric(name); m != TTFT && m != ITL && m != e2e {
 			return nil, fmt.Errorf("SLO %q: metric %q: use ttft, itl or e2e", part, name)
 		}
 		d, err := time.ParseDuration(v)
@@ -107,7 +107,7 @@ func tally(outs []*Served, seconds, schedulerPct float64, slos []SLO) Figures {
 	tokens, good, prompt, reused := 0, 0, 0, 0
 	for _, o := range outs {
 		switch o.Status {
-		case StatusRejected:
+		case statusRejected:
 			s.Rejected++
 			continue
 		case StatusOK:

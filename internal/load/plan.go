@@ -14,20 +14,20 @@ type Scenario struct {
 	Options  Options   `json:"-"`
 }
 
-// Arrival is an open loop's arrival process (Rate 0: closed loop).
-type Arrival struct {
+// arrival is an open loop's arrival process (Rate 0: closed loop).
+type arrival struct {
 	Rate, Burstiness float64
 }
 
-// Scenarios lays out the runs of a load test: one, or with abuse three that
+// scenarios lays out the runs of a load test: one, or with abuse three that
 // measure the guards' effect on the legitimate traffic (the same requests
 // from the same clients each time): without the abusive clients, with
 // them, and with them against guards g (if g has none: caps at the
 // largest legitimate prompt and output, and fair scheduling).
-func Scenarios(w Workload, n int, seed uint64, o Options, arr Arrival, a Abuse, g Guards) []Scenario {
+func scenarios(w Workload, n int, seed uint64, o Options, arr arrival, a Abuse, g Guards) []Scenario {
 	legit := w.Generate(n, seed)
 	if arr.Rate > 0 {
-		Arrivals(legit, arr.Rate, arr.Burstiness, seed)
+		arrivals(legit, arr.Rate, arr.Burstiness, seed)
 	}
 	if a.Fraction == 0 {
 		o.Guards = g
@@ -38,7 +38,7 @@ func Scenarios(w Workload, n int, seed uint64, o Options, arr Arrival, a Abuse, 
 	if arr.Rate > 0 {
 		share := a.Fraction / (1 - a.Fraction)
 		abusive = a.Generate(w, int(math.Ceil(float64(n)*share)), n, seed)
-		Arrivals(abusive, arr.Rate*share, arr.Burstiness, seed+1)
+		arrivals(abusive, arr.Rate*share, arr.Burstiness, seed+1)
 		o.AbusiveClients = max(1, int(math.Round(share*float64(cmp.Or(o.Clients, o.Slots)))))
 	} else {
 		// Closed loop: that fraction of the clients is abusive, and they

@@ -14,7 +14,7 @@ import (
 )
 
 func TestMultiTurn(t *testing.T) {
-	w := Workload{Name: "chat", Prompt: Dist{Kind: "uniform", A: 4, B: 20}, Output: Dist{Kind: "uniform", A: 2, B: 6}, Turns: Dist{Kind: "uniform", A: 2, B: 4}}
+	w := Workload{Name: "chat", Prompt: dist{Kind: "uniform", A: 4, B: 20}, Output: dist{Kind: "uniform", A: 2, B: 6}, Turns: dist{Kind: "uniform", A: 2, B: 4}}
 	reqs := w.Generate(40, 5)
 	for i, r := range reqs {
 		if r.Turn == 0 {
@@ -70,7 +70,7 @@ func TestMultiTurn(t *testing.T) {
 }
 
 func TestLocalScoreAndYAML(t *testing.T) {
-	reqs := Presets["localscore"].Generate(18, 1)
+	reqs := presets["localscore"].Generate(18, 1)
 	if reqs[0].Prompt != 1024 || reqs[0].Output != 16 || reqs[8].Prompt != 16 || reqs[8].Output != 1536 || reqs[9] != (Request{ID: 9, Conv: 9, Prompt: 1024, Output: 16}) {
 		t.Errorf("localscore requests %+v", reqs[:10])
 	}
@@ -107,8 +107,8 @@ func (s *step) Decode() error {
 }
 
 func TestAbuseAndGuards(t *testing.T) {
-	w := Workload{Name: "t", Prompt: Dist{Kind: "uniform", A: 8, B: 32}, Output: Dist{Kind: "fixed", A: 24}}
-	plan := Scenarios(w, 24, 3, Options{Slots: 4, Concurrency: 4}, Arrival{}, Abuse{Fraction: 0.25, Shape: "long-prompt", Tokens: 4000}, Guards{})
+	w := Workload{Name: "t", Prompt: dist{Kind: "uniform", A: 8, B: 32}, Output: dist{Kind: "fixed", A: 24}}
+	plan := scenarios(w, 24, 3, Options{Slots: 4, Concurrency: 4}, arrival{}, Abuse{Fraction: 0.25, Shape: "long-prompt", Tokens: 4000}, Guards{})
 	if len(plan) != 3 || plan[0].Options.Concurrency != 3 || plan[1].Options.AbusiveClients != 1 || !plan[2].Options.Fair || plan[2].Options.MaxPrompt != 32 {
 		t.Fatalf("plan %+v", plan)
 	}

@@ -12,7 +12,7 @@ import (
 type Progress struct {
 	W        io.Writer
 	Every    time.Duration
-	Clock    Clock // nil: the real one
+	Clock    clock // nil: the real one
 	scenario string
 	total    int // legitimate requests
 	done     int

@@ -12,7 +12,7 @@ func TestProgress(t *testing.T) {
 	var b strings.Builder
 	s := &Session{Workload: small(), Server: func(int) (Engine, func(), error) { return f, func() {}, nil },
 		Progress: &Progress{W: &b, Every: 20 * time.Millisecond, Clock: f.clock}}
-	sc := Scenarios(small(), 40, 1, Options{Slots: 2, Concurrency: 2, Clock: f.clock}, Arrival{}, Abuse{}, Guards{})
+	sc := scenarios(small(), 40, 1, Options{Slots: 2, Concurrency: 2, Clock: f.clock}, arrival{}, Abuse{}, Guards{})
 	if _, err := s.Run(context.Background(), sc); err != nil {
 		t.Fatal(err)
 	}

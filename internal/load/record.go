@@ -10,43 +10,43 @@ import (
 // Result is one scenario's run, as written to a results file.
 type Result struct {
 	Scenario string   `json:"scenario"`
-	Loop     Loop     `json:"loop"`
+	Loop     loop     `json:"loop"`
 	Slots    int      `json:"slots"`
 	Clients  int      `json:"concurrency,omitempty"`
 	Rate     float64  `json:"rate,omitempty"`
 	Guards   Guards   `json:"guards"`
 	Summary  Figures  `json:"summary"`           // the legitimate requests
 	Abusive  *Figures `json:"abusive,omitempty"` // the abusive ones
-	// LocalScore is set for the localscore workload.
-	LocalScore *LocalScore `json:"localscore,omitempty"`
+	// localScore is set for the localscore workload.
+	LocalScore *localScore `json:"localscore,omitempty"`
 	Timeline   []Second    `json:"timeline"`
 	Requests   []*Served   `json:"requests,omitempty"`
 }
 
-// Loop is how requests arrive.
-type Loop string
+// loop is how requests arrive.
+type loop string
 
 // Loops.
 const (
-	ClosedLoop Loop = "closed" // each client sends its next request when the last is done
-	OpenLoop   Loop = "open"   // requests arrive at their times, whatever is in flight
+	ClosedLoop loop = "closed" // each client sends its next request when the last is done
+	OpenLoop   loop = "open"   // requests arrive at their times, whatever is in flight
 )
 
-// Kind says what a line of a load results file holds.
-type Kind string
+// kind says what a line of a load results file holds.
+type kind string
 
 // Line kinds.
 const (
-	KindRequest  Kind = "request"
-	KindLoad     Kind = "load"
-	KindCapacity Kind = "capacity"
-	KindTrial    Kind = "probe" // one probe of a capacity search, as soon as it is judged
+	kindRequest  kind = "request"
+	kindLoad     kind = "load"
+	kindCapacity kind = "capacity"
+	kindTrial    kind = "probe" // one probe of a capacity search, as soon as it is judged
 )
 
 // Line is one line of a load results file: a request's outcome, a run's
 // result, or a capacity search.
 type Line struct {
-	Kind     Kind            `json:"kind"`
+	Kind     kind            `json:"kind"`
 	Workload *Workload       `json:"workload,omitempty"`
 	Scenario string          `json:"scenario,omitempty"`
 	Request  *Served         `json:"request,omitempty"`
@@ -59,15 +59,15 @@ type Line struct {
 // TrialLine is a capacity probe's line of a results file, written as
 // soon as it is judged so that a killed search keeps it.
 func TrialLine(p Trial, w Workload, prov Provenance) Line {
-	return Line{Kind: KindTrial, Workload: &w, Trial: &p, Provenance: prov}
+	return Line{Kind: kindTrial, Workload: &w, Trial: &p, Provenance: prov}
 }
 
 // IsResults says whether a file's first line is a load results line.
 func IsResults(path string) bool {
 	is := false
 	record.Lines(path, "JSON", func(n int, b []byte) error {
-		var l struct{ Kind Kind }
-		is = json.Unmarshal(b, &l) == nil && (l.Kind == KindRequest || l.Kind == KindLoad || l.Kind == KindCapacity || l.Kind == KindTrial)
+		var l struct{ Kind kind }
+		is = json.Unmarshal(b, &l) == nil && (l.Kind == kindRequest || l.Kind == kindLoad || l.Kind == kindCapacity || l.Kind == kindTrial)
 		return errStop
 	})
 	return is
@@ -89,15 +89,15 @@ func ReadResults(path string) (lines []Line, requests int, torn bool, err error)
 			return fmt.Errorf("%s line %d is not a line of tokbench load or capacity: %w", path, n, err)
 		}
 		switch {
-		case l.Kind == KindRequest && l.Request != nil:
+		case l.Kind == kindRequest && l.Request != nil:
 			requests++
 			served = append(served, l)
-		case l.Kind == KindTrial && l.Trial != nil:
+		case l.Kind == kindTrial && l.Trial != nil:
 			probes = append(probes, l)
-		case l.Kind == KindCapacity && l.Capacity != nil:
+		case l.Kind == kindCapacity && l.Capacity != nil:
 			probes = nil
 			lines = append(lines, l)
-		case l.Kind == KindLoad && l.Run != nil:
+		case l.Kind == kindLoad && l.Run != nil:
 			served = nil
 			lines = append(lines, l)
 		default:
@@ -133,7 +133,7 @@ func unfinished(probes []Line) Line {
 	}
 	c.BoundBy = fmt.Sprintf("not known: the search was killed after %d probe(s); the sustainable load is at least the one given", len(probes))
 	l := probes[len(probes)-1]
-	return Line{Kind: KindCapacity, Workload: l.Workload, Capacity: c, Provenance: l.Provenance}
+	return Line{Kind: kindCapacity, Workload: l.Workload, Capacity: c, Provenance: l.Provenance}
 }
 
 // killedRun sums up the requests of a run killed before its own line:
@@ -151,5 +151,5 @@ func killedRun(reqs []Line) Line {
 		a := tally(abusive, secs, 0, nil)
 		r.Abusive = &a
 	}
-	return Line{Kind: KindLoad, Run: r}
+	return Line{Kind: kindLoad, Run: r}
 }

@@ -31,7 +31,7 @@ type idle struct {
 // sched is one run's state.
 type sched struct {
 	o       Options
-	clock   Clock
+	clock   clock
 	eng     Engine
 	start   time.Time
 	outs    []*Served
@@ -45,11 +45,11 @@ type sched struct {
 	legit   int // legitimate requests not yet done
 }
 
-// Run serves requests through eng until every legitimate request is done
+// run serves requests through eng until every legitimate request is done
 // (abusive clients send until then) or ctx ends, and returns each
 // request's outcome, the per-second timeline and the scheduler's own
 // share of the wall time (everything outside Decode).
-func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Served, []Second, float64, error) {
+func run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Served, []Second, float64, error) {
 	if o.Slots < 1 {
 		return nil, nil, 0, fmt.Errorf("slots %d: need at least 1", o.Slots)
 	}
@@ -100,9 +100,9 @@ func Run(ctx context.Context, eng Engine, reqs []Request, o Options) ([]*Served,
 	}
 	for _, out := range s.outs {
 		if out.Status == "" && !out.arrived.IsZero() {
-			out.Status, out.Reason = StatusUnfinished, reason
+			out.Status, out.Reason = statusUnfinished, reason
 		} else if out.Status == "" {
-			out.Status, out.Reason = StatusUnsent, reason
+			out.Status, out.Reason = statusUnsent, reason
 		}
 	}
 	wall := s.clock.Now().Sub(s.start)
@@ -237,7 +237,7 @@ func (s *sched) arrive(out *Served, client int, now time.Time) {
 	out.Client, out.arrived = client, now
 	g := s.o.Guards
 	switch {
-	case !g.Admits(out.Request):
+	case !g.admits(out.Request):
 		s.reject(out, fmt.Sprintf("prompt %d / output %d tokens exceed the caps of %d / %d", out.Prompt, out.Output, g.MaxPrompt, g.MaxOutput), now)
 	case g.ClientBudget > 0:
 		if wait, ok := s.pay(out, now); !ok {
@@ -279,7 +279,7 @@ func (s *sched) pay(out *Served, now time.Time) (time.Duration, bool) {
 // reject turns a request away; its client sends again at retry (a
 // closed-loop client told to wait, as by a 429's Retry-After).
 func (s *sched) reject(out *Served, reason string, retry time.Time) {
-	out.Status, out.Reason = StatusRejected, reason
+	out.Status, out.Reason = statusRejected, reason
 	s.release(out, retry)
 }
 
@@ -289,13 +289,13 @@ func (s *sched) reject(out *Served, reason string, retry time.Time) {
 // after a retry-after.
 func (s *sched) release(out *Served, at time.Time) {
 	s.done(out)
-	if out.Status != StatusRejected && out.next != nil {
+	if out.Status != statusRejected && out.next != nil {
 		s.arrive(out.next, out.Client, at)
 		return
 	}
 	for n := out.next; n != nil; n = n.next {
 		n.Client, n.arrived = out.Client, at
-		n.Status, n.Reason = StatusRejected, fmt.Sprintf("turn %d of the conversation was rejected", out.Turn)
+		n.Status, n.Reason = statusRejected, fmt.Sprintf("turn %d of the conversation was rejected", out.Turn)
 		s.done(n)
 	}
 	if s.o.Concurrency > 0 {

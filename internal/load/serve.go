@@ -30,7 +30,7 @@ type Options struct {
 	AbusiveClients int
 	Guards
 	Observer Observer // live figures (nil: none)
-	Clock    Clock    // nil: the real one
+	Clock    clock    // nil: the real one
 }
 
 // Guards are what a serving stack applies against abusive clients.
@@ -47,8 +47,8 @@ type Guards struct {
 	Fair bool `json:"fair,omitempty"`
 }
 
-// Admits says whether the caps let a request in.
-func (g Guards) Admits(r Request) bool {
+// admits says whether the caps let a request in.
+func (g Guards) admits(r Request) bool {
 	return (g.MaxPrompt == 0 || r.Prompt <= g.MaxPrompt) && (g.MaxOutput == 0 || r.Output <= g.MaxOutput)
 }
 
@@ -58,7 +58,7 @@ func Longest(scenarios ...Scenario) int {
 	longest := 0
 	for _, sc := range scenarios {
 		for _, r := range sc.Requests {
-			if sc.Options.Guards.Admits(r) {
+			if sc.Options.Guards.admits(r) {
 				longest = max(longest, r.Prompt+r.Output)
 			}
 		}
@@ -83,21 +83,21 @@ type StepStats struct {
 	Step, Decode          time.Duration
 }
 
-// Status is what became of a request.
-type Status string
+// status is what became of a request.
+type status string
 
 // Request statuses.
 const (
-	StatusOK         Status = "ok"         // served to its last token
-	StatusRejected   Status = "rejected"   // turned away by a guard
-	StatusUnfinished Status = "unfinished" // in the server when the run ended
-	StatusUnsent     Status = "unsent"     // never sent: the run ended first
+	StatusOK         status = "ok"         // served to its last token
+	statusRejected   status = "rejected"   // turned away by a guard
+	statusUnfinished status = "unfinished" // in the server when the run ended
+	statusUnsent     status = "unsent"     // never sent: the run ended first
 )
 
 // Served is what happened to one request.
 type Served struct {
 	Request
-	Status   Status    `json:"status"`
+	Status   status    `json:"status"`
 	Reason   string    `json:"reason,omitempty"`
 	Reused   int       `json:"reused_tokens,omitempty"` // prompt tokens whose KV cells the slot kept
 	QueueMs  float64   `json:"queue_ms"`

@@ -8,9 +8,9 @@ import (
 	"github.com/tokbench/tokbench/gpu"
 )
 
-// Windows gives what the hardware did over a span of time
+// windows gives what the hardware did over a span of time
 // (telemetry.Sampler has it).
-type Windows interface {
+type windows interface {
 	Window(start, end time.Time) gpu.Window
 }
 
@@ -30,7 +30,7 @@ type Session struct {
 	SLOs     []SLO
 	Server   Server
 	Rate     float64 // open loop's arrival rate (for the results)
-	Windows  Windows // telemetry per second (nil: none)
+	Windows  windows // telemetry per second (nil: none)
 	// Watch is how each scenario's monitor is set up (Scenario is set per
 	// run); Events counts the anomalies logged.
 	Watch  Monitor
@@ -74,7 +74,7 @@ func (k *requestSink) Done(o *Served) {
 func (s *Session) written(k *requestSink, run *Result) error {
 	if k != nil {
 		for _, o := range run.Requests {
-			if o.Status == StatusUnfinished || o.Status == StatusUnsent {
+			if o.Status == statusUnfinished || o.Status == statusUnsent {
 				k.Done(o)
 			}
 		}
@@ -88,14 +88,14 @@ func (s *Session) written(k *requestSink, run *Result) error {
 	return nil
 }
 
-// Run serves the scenarios until all are done or ctx ends. The results
+// run serves the scenarios until all are done or ctx ends. The results
 // of the scenarios that ran are returned with any error.
 func (s *Session) Run(ctx context.Context, scenarios []Scenario) ([]Result, error) {
 	var runs []Result
 	for _, sc := range scenarios {
 		mon := s.Watch
 		mon.Scenario, mon.secs, mon.Events = sc.Name, nil, 0
-		obs := Observers{&mon}
+		obs := observers{&mon}
 		if s.Live != nil {
 			s.Live.Scenario(s.Workload.Name, sc.Name)
 			obs = append(obs, s.Live)
@@ -148,7 +148,7 @@ func (s *Session) Run(ctx context.Context, scenarios []Scenario) ([]Result, erro
 // up: the legitimate requests' figures against the SLOs, the abusive
 // ones' apart, and the per-second timeline with what the hardware did in
 // each second (win nil: no telemetry).
-func runScenario(ctx context.Context, srv Server, sc Scenario, slos []SLO, win Windows) (*Result, error) {
+func runScenario(ctx context.Context, srv Server, sc Scenario, slos []SLO, win windows) (*Result, error) {
 	eng, closeCtx, err := srv(sc.Options.Slots)
 	if err != nil {
 		return nil, err
@@ -156,7 +156,7 @@ func runScenario(ctx context.Context, srv Server, sc Scenario, slos []SLO, win W
 	defer closeCtx()
 	clock := clockOr(sc.Options.Clock)
 	start := clock.Now()
-	outs, timeline, overhead, runErr := Run(ctx, eng, sc.Requests, sc.Options)
+	outs, timeline, overhead, runErr := run(ctx, eng, sc.Requests, sc.Options)
 	secs := clock.Now().Sub(start).Seconds()
 	if win != nil {
 		for i := range timeline {
@@ -180,7 +180,7 @@ func runScenario(ctx context.Context, srv Server, sc Scenario, slos []SLO, win W
 
 // RequestLine is a request's line of a results file.
 func RequestLine(scenario string, o *Served) Line {
-	return Line{Kind: KindRequest, Scenario: scenario, Request: o}
+	return Line{Kind: kindRequest, Scenario: scenario, Request: o}
 }
 
 // Line is a run's own line of a results file (its requests have lines of
@@ -188,10 +188,10 @@ func RequestLine(scenario string, o *Served) Line {
 func (r *Result) Line(w Workload, p Provenance) Line {
 	run := *r
 	run.Requests = nil
-	return Line{Kind: KindLoad, Workload: &w, Run: &run, Provenance: p}
+	return Line{Kind: kindLoad, Workload: &w, Run: &run, Provenance: p}
 }
 
 // Line is a capacity search's line of a results file.
 func (c *CapacityResult) Line(w Workload, p Provenance) Line {
-	return Line{Kind: KindCapacity, Workload: &w, Capacity: c, Provenance: p}
+	return Line{Kind: kindCapacity, Workload: &w, Capacity: c, Provenance: p}
 }

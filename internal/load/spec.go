@@ -12,7 +12,7 @@ import (
 // prompt, output or turns distributions given (non-empty) in place of its
 // own. Errors are the user's to fix (point.InputError).
 func LookupWorkload(name, prompt, output, turns string) (Workload, error) {
-	w, ok := Presets[name]
+	w, ok := presets[name]
 	if !ok {
 		if _, err := os.Stat(name); err != nil {
 			return w, point.Inputf("--workload %q: use one of %s, or a YAML file (name, prompt, output, turns, tests)", name, strings.Join(PresetNames(), ", "))
@@ -24,7 +24,7 @@ func LookupWorkload(name, prompt, output, turns string) (Workload, error) {
 	}
 	for _, o := range []struct {
 		flag, value string
-		dst         *Dist
+		dst         *dist
 	}{{"prompt-len", prompt, &w.Prompt}, {"output-len", output, &w.Output}, {"turns", turns, &w.Turns}} {
 		if o.value == "" {
 			continue
@@ -66,13 +66,13 @@ type Spec struct {
 	Abuse       Abuse
 	Guards      Guards
 	Seed        uint64
-	// Trace, if set, replaces the workload and the arrivals: its requests
+	// trace, if set, replaces the workload and the arrivals: its requests
 	// arrive open loop at their recorded times (the first Requests); Rate
 	// is then its mean rate, for the results, and Concurrency must be 0.
-	Trace *Trace
+	Trace *trace
 }
 
-// Scenarios checks the spec and lays out its runs (see Scenarios).
+// scenarios checks the spec and lays out its runs (see Scenarios).
 func (s Spec) Scenarios() ([]Scenario, error) {
 	if s.Trace != nil && s.Requests > 0 {
 		return s.traceScenario()
@@ -110,7 +110,7 @@ func (s Spec) Scenarios() ([]Scenario, error) {
 	if o.Slots < 1 || o.Slots > point.MaxParallel {
 		return nil, point.Inputf("--slots %d: use 1 to %d", o.Slots, point.MaxParallel)
 	}
-	return Scenarios(s.Workload, s.Requests, s.Seed, o, Arrival{Rate: s.Rate, Burstiness: s.Burstiness}, s.Abuse, s.Guards), nil
+	return scenarios(s.Workload, s.Requests, s.Seed, o, arrival{Rate: s.Rate, Burstiness: s.Burstiness}, s.Abuse, s.Guards), nil
 }
 
 // traceScenario replays the trace's first s.Requests open loop.

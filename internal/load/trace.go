@@ -35,22 +35,22 @@ var (
 	traceOutput = []string{"generatedtokens", "response tokens", "output_length", "output_tokens", "completion_tokens", "output_len"}
 )
 
-// Trace is a trace read from a file: its requests in arrival order, at
+// trace is a trace read from a file: its requests in arrival order, at
 // their recorded times (seconds from the first), and the rows left out.
-type Trace struct {
+type trace struct {
 	Path     string
 	Layout   string // the columns it was read by
 	Requests []Request
 	Skipped  int // rows with no output tokens (failed requests)
 }
 
-// MaxTraceRequests bounds a trace: far beyond a benchmark's length, low
+// maxTraceRequests bounds a trace: far beyond a benchmark's length, low
 // enough that a wrong file cannot exhaust memory.
-const MaxTraceRequests = 100_000
+const maxTraceRequests = 100_000
 
 // ReadTrace reads a trace file (CSV, or JSON lines if its first
 // non-blank character is '{') and replays it speedup times faster.
-func ReadTrace(path string, speedup float64) (*Trace, error) {
+func ReadTrace(path string, speedup float64) (*trace, error) {
 	if speedup <= 0 {
 		return nil, fmt.Errorf("--speedup %g: must be above 0", speedup)
 	}
@@ -64,7 +64,7 @@ func ReadTrace(path string, speedup float64) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace %s: %w", path, err)
 	}
-	t := &Trace{Path: path}
+	t := &trace{Path: path}
 	type row struct {
 		at             float64
 		prompt, output int
@@ -74,15 +74,15 @@ func ReadTrace(path string, speedup float64) (*Trace, error) {
 		if prompt < 0 || output < 0 {
 			return fmt.Errorf("row %d: negative token count", n)
 		}
-		if prompt > MaxRequestTokens || output > MaxRequestTokens {
-			return fmt.Errorf("row %d: %d input and %d output tokens: at most %d each", n, prompt, output, MaxRequestTokens)
+		if prompt > maxRequestTokens || output > maxRequestTokens {
+			return fmt.Errorf("row %d: %d input and %d output tokens: at most %d each", n, prompt, output, maxRequestTokens)
 		}
 		if output == 0 {
 			t.Skipped++
 			return nil
 		}
-		if len(rows) == MaxTraceRequests {
-			return fmt.Errorf("trace %s: more than %d requests: cut it, or pass a part of it", path, MaxTraceRequests)
+		if len(rows) == maxTraceRequests {
+			return fmt.Errorf("trace %s: more than %d requests: cut it, or pass a part of it", path, maxTraceRequests)
 		}
 		rows = append(rows, row{at, max(prompt, 1), output})
 		return nil
@@ -184,7 +184,7 @@ func short(s string) string {
 	return s[:40] + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
-func readCSVTrace(r io.Reader, t *Trace, add func(int, float64, int, int) error) error {
+func readCSVTrace(r io.Reader, t *trace, add func(int, float64, int, int) error) error {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	head, err := cr.Read()
@@ -222,7 +222,7 @@ func readCSVTrace(r io.Reader, t *Trace, add func(int, float64, int, int) error)
 	}
 }
 
-func readJSONTrace(r io.Reader, t *Trace, add func(int, float64, int, int) error) error {
+func readJSONTrace(r io.Reader, t *trace, add func(int, float64, int, int) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	var names []string
@@ -284,17 +284,17 @@ func readJSONTrace(r io.Reader, t *Trace, add func(int, float64, int, int) error
 	return sc.Err()
 }
 
-// MaxRequestTokens bounds a traced request's input and output: beyond it
+// maxRequestTokens bounds a traced request's input and output: beyond it
 // no context holds the request.
-const MaxRequestTokens = 1 << 20
+const maxRequestTokens = 1 << 20
 
 // Name is how the trace is named in results: its file name.
-func (t *Trace) Name() string { return "trace:" + filepath.Base(t.Path) }
+func (t *trace) Name() string { return "trace:" + filepath.Base(t.Path) }
 
 // Workload sums the trace up as a workload (its prompts and outputs as
 // empirical distributions), for results files and reports.
-func (t *Trace) Workload() Workload {
-	w := Workload{Name: t.Name(), Prompt: Dist{Kind: "list"}, Output: Dist{Kind: "list"}}
+func (t *trace) Workload() Workload {
+	w := Workload{Name: t.Name(), Prompt: dist{Kind: "list"}, Output: dist{Kind: "list"}}
 	for _, r := range t.Requests {
 		w.Prompt.Values = append(w.Prompt.Values, r.Prompt)
 		w.Output.Values = append(w.Output.Values, r.Output)
@@ -303,7 +303,7 @@ func (t *Trace) Workload() Workload {
 }
 
 // Rate is the trace's mean arrival rate as replayed, requests per second.
-func (t *Trace) Rate() float64 {
+func (t *trace) Rate() float64 {
 	n := len(t.Requests)
 	if n < 2 || t.Requests[n-1].At <= 0 {
 		return 0

@@ -7,22 +7,22 @@ import (
 	"github.com/tokbench/tokbench/stats"
 )
 
-// Observers fan a run's figures out to several observers.
-type Observers []Observer
+// observers fan a run's figures out to several observers.
+type observers []Observer
 
-func (obs Observers) Step(s StepStats) {
+func (obs observers) Step(s StepStats) {
 	for _, o := range obs {
 		o.Step(s)
 	}
 }
 
-func (obs Observers) Done(out *Served) {
+func (obs observers) Done(out *Served) {
 	for _, o := range obs {
 		o.Done(out)
 	}
 }
 
-func (obs Observers) Second(s Second) {
+func (obs observers) Second(s Second) {
 	for _, o := range obs {
 		o.Second(s)
 	}

@@ -20,38 +20,38 @@ import (
 // Workload is what requests look like.
 type Workload struct {
 	Name   string `json:"name" yaml:"name"`
-	Prompt Dist   `json:"prompt" yaml:"prompt"` // new prompt tokens of each request (each turn)
-	Output Dist   `json:"output" yaml:"output"`
+	Prompt dist   `json:"prompt" yaml:"prompt"` // new prompt tokens of each request (each turn)
+	Output dist   `json:"output" yaml:"output"`
 	// Turns per conversation (default 1): each later turn resends the
 	// history (the previous turn's prompt and output) before its new
 	// tokens, as a chat client does, so a server that kept the
 	// conversation's KV cells prefills only the new part.
-	Turns Dist `json:"turns,omitzero" yaml:"turns"`
+	Turns dist `json:"turns,omitzero" yaml:"turns"`
 	// Tests are fixed prompt+output pairs taken in turn instead of the
 	// distributions (LocalScore's nine).
-	Tests []Test `json:"tests,omitempty" yaml:"tests"`
+	Tests []test `json:"tests,omitempty" yaml:"tests"`
 }
 
-// Test is one fixed request shape.
-type Test struct {
+// test is one fixed request shape.
+type test struct {
 	Prompt int `json:"pp" yaml:"pp"`
 	Output int `json:"tg" yaml:"tg"`
 }
 
-// Presets are common shapes of traffic.
-var Presets = map[string]Workload{
-	"short":      {Name: "short", Prompt: Dist{Kind: "uniform", A: 32, B: 256}, Output: Dist{Kind: "normal", A: 128, B: 48}},
-	"long-form":  {Name: "long-form", Prompt: Dist{Kind: "uniform", A: 64, B: 256}, Output: Dist{Kind: "uniform", A: 512, B: 1024}},
-	"rag":        {Name: "rag", Prompt: Dist{Kind: "uniform", A: 1024, B: 3072}, Output: Dist{Kind: "normal", A: 96, B: 32}},
-	"multi-turn": {Name: "multi-turn", Prompt: Dist{Kind: "uniform", A: 16, B: 128}, Output: Dist{Kind: "normal", A: 160, B: 64}, Turns: Dist{Kind: "uniform", A: 2, B: 8}},
-	// LocalScore's tests (localscore.ai): pp1024+tg16 ... pp16+tg1536.
-	"localscore": {Name: "localscore", Tests: []Test{{1024, 16}, {4096, 256}, {2048, 256}, {2048, 768}, {1024, 1024}, {1280, 3072}, {384, 1152}, {64, 1024}, {16, 1536}}},
+// presets are common shapes of traffic.
+var presets = map[string]Workload{
+	"short":      {Name: "short", Prompt: dist{Kind: "uniform", A: 32, B: 256}, Output: dist{Kind: "normal", A: 128, B: 48}},
+	"long-form":  {Name: "long-form", Prompt: dist{Kind: "uniform", A: 64, B: 256}, Output: dist{Kind: "uniform", A: 512, B: 1024}},
+	"rag":        {Name: "rag", Prompt: dist{Kind: "uniform", A: 1024, B: 3072}, Output: dist{Kind: "normal", A: 96, B: 32}},
+	"multi-turn": {Name: "multi-turn", Prompt: dist{Kind: "uniform", A: 16, B: 128}, Output: dist{Kind: "normal", A: 160, B: 64}, Turns: dist{Kind: "uniform", A: 2, B: 8}},
+	// localScore's tests (localscore.ai): pp1024+tg16 ... pp16+tg1536.
+	"localscore": {Name: "localscore", Tests: []test{{1024, 16}, {4096, 256}, {2048, 256}, {2048, 768}, {1024, 1024}, {1280, 3072}, {384, 1152}, {64, 1024}, {16, 1536}}},
 }
 
 // PresetNames lists the presets.
 func PresetNames() []string {
 	var out []string
-	for n := range Presets {
+	for n := range presets {
 		out = append(out, n)
 	}
 	sort.Strings(out)
@@ -147,13 +147,13 @@ func (w Workload) sample(r *rand.Rand, i int) (prompt, output int) {
 	return w.Prompt.Sample(r), w.Output.Sample(r)
 }
 
-// Arrivals sets open-loop arrival times of conversations: a renewal
+// arrivals sets open-loop arrival times of conversations: a renewal
 // process at rate per second whose gaps are gamma-distributed with shape
 // burstiness, as vLLM's benchmark means it (1: Poisson; below 1 burstier,
 // the gaps' squared coefficient of variation being 1/burstiness; above 1
 // more regular), deterministic for a seed. A later turn arrives when the
 // one before it ends.
-func Arrivals(reqs []Request, rate, burstiness float64, seed uint64) {
+func arrivals(reqs []Request, rate, burstiness float64, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 0xD1B54A32D192ED03))
 	shape := burstiness
 	t := 0.0

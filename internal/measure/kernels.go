@@ -27,11 +27,11 @@ import (
 // from memory as in the step) and the time scaled up.
 const kernelBudget = 256 << 20
 
-// KernelTimer times a step's ops alone on one device, each op once per
+// kernelTimer times a step's ops alone on one device, each op once per
 // build, device, thread count and shape: the results are kept in Dir (the
 // cache folder; "" for none), so that a sweep's depths re-time only
 // attention.
-type KernelTimer struct {
+type kernelTimer struct {
 	Dir     string
 	Class   string // the hardware class
 	Build   string // what ran the kernels: a new llama.cpp or CPU build times them again
@@ -54,7 +54,7 @@ const maxOpMs = 1e6
 var errKernelsStopped = errors.New("stopped before every op was timed")
 
 // Time returns each op's milliseconds per step.
-func (kt KernelTimer) Time(ops []roofline.Op) ([]roofline.KernelTime, error) {
+func (kt kernelTimer) Time(ops []roofline.Op) ([]roofline.KernelTime, error) {
 	defer engine.KeepFreedMemory()()
 	out := make([]roofline.KernelTime, 0, len(ops))
 	for _, op := range ops {
@@ -70,7 +70,7 @@ func (kt KernelTimer) Time(ops []roofline.Op) ([]roofline.KernelTime, error) {
 	return out, nil
 }
 
-func (kt KernelTimer) one(op roofline.Op) (float64, error) {
+func (kt kernelTimer) one(op roofline.Op) (float64, error) {
 	key, _ := json.Marshal(struct {
 		Op      roofline.Op
 		Build   string
@@ -203,6 +203,6 @@ func (e *Executor) kernelsFor(p point.Point, flash bool, experts, last float64, 
 	}
 	tokens, ctx, outputs, _ := plan.Step(p)
 	ops := roofline.StepOps(f.StepShape(p.TypeK, p.TypeV, flash, experts, last), tokens, ctx, outputs)
-	kt := KernelTimer{Dir: e.Env.CacheDir, Class: e.Env.Device(p).Class, Build: e.Env.Build(), Device: dev, Threads: p.Threads, Stop: stop}
+	kt := kernelTimer{Dir: e.Env.CacheDir, Class: e.Env.Device(p).Class, Build: e.Env.Build(), Device: dev, Threads: p.Threads, Stop: stop}
 	return kt.Time(ops)
 }

@@ -20,7 +20,10 @@ import (
 // The kernels of a step, timed op by op, add up to the same ops timed as
 // one graph: the sum the decomposition rests on does not drift from what
 // the ops cost together. Tolerance: the median of three ratios within
-// 25% (each a few hundred microseconds on the tiny model).
+// 25% (each a few hundred microseconds on the tiny model). One thread,
+// and up to three tries: another process on the machine (the other
+// packages' tests) stalls a thread pool's barriers unevenly, a drift of
+// the sum is there on every try.
 func TestKernelsAddUp(t *testing.T) {
 	f, err := plan.Read(tinyPath)
 	if err != nil {
@@ -28,28 +31,41 @@ func TestKernelsAddUp(t *testing.T) {
 	}
 	for _, step := range []struct{ tokens, ctx, outputs int64 }{{1, 16, 1}, {48, 24, 1}} {
 		ops := roofline.StepOps(f.StepShape("f16", "f16", true, 0, 0), step.tokens, step.ctx, step.outputs)
-		var ratios []float64
+		var tries []float64
 		for range 3 {
-			var sum float64
-			var all []engine.OpCopies
-			for _, op := range ops {
-				s, err := engine.TimeOps(0, 2, []engine.OpCopies{{Op: op, Copies: op.Count}}, 9, time.Second)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sum += s
-				all = append(all, engine.OpCopies{Op: op, Copies: op.Count})
+			r := medianOpRatio(t, ops)
+			if tries = append(tries, r); r >= 0.75 && r <= 1.33 {
+				break
 			}
-			whole, err := engine.TimeOps(0, 2, all, 9, time.Second)
+		}
+		if r := tries[len(tries)-1]; r < 0.75 || r > 1.33 {
+			t.Errorf("%d tokens: the ops alone sum to %.2f x the step's graph (tries %v)", step.tokens, r, tries)
+		}
+	}
+}
+
+// medianOpRatio is the median of three ratios of ops' times, each alone
+// and summed, to their time as one graph.
+func medianOpRatio(t *testing.T, ops []roofline.Op) float64 {
+	var ratios []float64
+	for range 3 {
+		var sum float64
+		var all []engine.OpCopies
+		for _, op := range ops {
+			s, err := engine.TimeOps(0, 1, []engine.OpCopies{{Op: op, Copies: op.Count}}, 9, time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ratios = append(ratios, sum/whole)
+			sum += s
+			all = append(all, engine.OpCopies{Op: op, Copies: op.Count})
 		}
-		if r := stats.Median(ratios); r < 0.75 || r > 1.33 {
-			t.Errorf("%d tokens: the ops alone sum to %.2f x the step's graph (ratios %v)", step.tokens, r, ratios)
+		whole, err := engine.TimeOps(0, 1, all, 9, time.Second)
+		if err != nil {
+			t.Fatal(err)
 		}
+		ratios = append(ratios, sum/whole)
 	}
+	return stats.Median(ratios)
 }
 
 // A measured record carries its kernels, cached by shape: the same
@@ -133,7 +149,7 @@ func TestKernelTimerStops(t *testing.T) {
 	}
 	ops := roofline.StepOps(f.StepShape("f16", "f16", false, 0, 0), 1, 8, 1)
 	calls := 0
-	kt := KernelTimer{Threads: 2, Stop: func() bool { calls++; return calls > 3 }}
+	kt := kernelTimer{Threads: 2, Stop: func() bool { calls++; return calls > 3 }}
 	if ks, err := kt.Time(ops); err != errKernelsStopped || ks != nil {
 		t.Errorf("stopped timing: %d kernels, %v", len(ks), err)
 	}
@@ -149,7 +165,7 @@ func TestKernelTimerStops(t *testing.T) {
 func TestBusyKernelsNotCached(t *testing.T) {
 	op := roofline.Op{Name: "mul_mat f16 2048x2048", Kind: roofline.OpMatMul, Type: "f16", A: 2048, B: 2048, N: 64, Count: 4}
 	dir := t.TempDir()
-	kt := KernelTimer{Dir: dir, Class: "c", Build: "b", Threads: 2}
+	kt := kernelTimer{Dir: dir, Class: "c", Build: "b", Threads: 2}
 	cached := func() int {
 		m, _ := filepath.Glob(filepath.Join(dir, "kernels", "c", "*.json"))
 		return len(m)

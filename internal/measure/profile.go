@@ -110,8 +110,8 @@ func profiled(m *model, t point.Point, run func(*session) (*engine.StepProfile, 
 // ubatch): enough to average, few enough to cost little next to the test.
 const outsideSteps = 4
 
-// Observed is what a short profiled run of a test's steps saw.
-type Observed struct {
+// observed is what a short profiled run of a test's steps saw.
+type observed struct {
 	// OutsideMs is the time per step outside the graph's nodes: graph
 	// build, allocation and inputs before the first node, outputs after
 	// the last (not the time between nodes, which observing each node

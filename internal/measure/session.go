@@ -63,9 +63,9 @@ func newObservedSession(m *model, p point.Point, nctx int) (*session, error) {
 // observed at their first and last nodes (the rest computed together, as
 // measured): the time outside the graph's nodes, a mixture's routing and
 // where its weights live.
-func (s *session) observe(p point.Point) (Observed, error) {
+func (s *session) observe(p point.Point) (observed, error) {
 	if err := s.setDepth(p.Parallel, p.NDepth); err != nil {
-		return Observed{}, err
+		return observed{}, err
 	}
 	s.depth = -1
 	var sp *engine.StepProfile
@@ -81,9 +81,9 @@ func (s *session) observe(p point.Point) (Observed, error) {
 	}
 	if err != nil {
 		s.depth = -1
-		return Observed{}, err
+		return observed{}, err
 	}
-	return Observed{OutsideMs: float64(sp.BuildNs+sp.TailNs) / 1e6 / float64(max(sp.Steps, 1)), Steps: sp}, nil
+	return observed{OutsideMs: float64(sp.BuildNs+sp.TailNs) / 1e6 / float64(max(sp.Steps, 1)), Steps: sp}, nil
 }
 
 // newSessionOf is newSession with a context made by make (a profiled one).

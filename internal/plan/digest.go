@@ -34,10 +34,10 @@ type digestEntry struct {
 	SHA256  string    `json:"sha256"`
 }
 
-// IsSHA256 says whether s is a SHA-256 as tokbench writes one: 64
+// isSHA256 says whether s is a SHA-256 as tokbench writes one: 64
 // lowercase hexadecimal digits. A cached digest of another form is
 // damaged and computed again.
-func IsSHA256(s string) bool {
+func isSHA256(s string) bool {
 	if len(s) != 64 {
 		return false
 	}
@@ -65,7 +65,7 @@ func ModelDigest(path, cacheDir string) (string, error) {
 	if cacheDir != "" {
 		var e digestEntry
 		if b, err := os.ReadFile(entry); err == nil && json.Unmarshal(b, &e) == nil &&
-			e.Path == want.Path && e.Size == want.Size && e.ModTime.Equal(want.ModTime) && IsSHA256(e.SHA256) {
+			e.Path == want.Path && e.Size == want.Size && e.ModTime.Equal(want.ModTime) && isSHA256(e.SHA256) {
 			return e.SHA256, nil
 		}
 	}

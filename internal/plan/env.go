@@ -133,7 +133,7 @@ func (env Env) WorkingDevice(p point.Point) (gpu.Device, bool) {
 // Build names the software that runs the kernels: tokbench, llama.cpp and
 // the CPU features it was compiled for.
 func (env Env) Build() string {
-	return fmt.Sprintf("tokbench %s, llama.cpp %s (ollama %s), %s", env.Version, LlamaCommit, OllamaVersion, env.CPUFeatures)
+	return fmt.Sprintf("tokbench %s, llama.cpp %s (ollama %s), %s", env.Version, llamaCommit, ollamaVersion, env.CPUFeatures)
 }
 
 // Machine is where env measures with ngl layers offloaded.
@@ -150,12 +150,12 @@ func (env Env) Machine(ngl int) record.Machine {
 // Fill adds the point's settings, the model and the environment to r.
 func (env Env) Fill(r record.Record, p point.Point, m Model) record.Record {
 	r.Key, r.ModelID = p.Key(), p.ModelID
-	r.BuildCommit, r.BuildNumber, r.OllamaVersion = LlamaCommit, LlamaBuild, OllamaVersion
+	r.BuildCommit, r.BuildNumber, r.OllamaVersion = llamaCommit, llamaBuild, ollamaVersion
 	r.Tool = "tokbench " + env.Version
 	r.Machine = env.Machine(p.NGPULayers)
 	r.ModelFile, r.ModelType, r.ModelSize, r.ModelParams = p.Model, m.Desc, m.Size, m.NParams
 	r.ModelFileType, r.ModelFileSize = m.FileType, m.FileSize
-	r.WeightsStepBytes, r.KVBytesPerToken, r.FlopParams = m.StepCost(p.KVTypes())
+	r.WeightsStepBytes, r.KVBytesPerToken, r.FlopParams = m.stepCost(p.KVTypes())
 	if r.Experts == nil { // else measured
 		r.Experts = m.Experts(p)
 	}

@@ -7,20 +7,20 @@ import (
 	"github.com/tokbench/tokbench/roofline"
 )
 
-// Estimate is a test's cost before it is run: the memory it needs, and
+// estimate is a test's cost before it is run: the memory it needs, and
 // its roofline without a measurement (the bytes and FLOPs of a step, the
 // ceiling on this hardware class); a mixture's experts at the uniform
 // expectation.
-type Estimate struct {
+type estimate struct {
 	Memory   Memory
 	Roofline roofline.Analysis
 	Experts  *record.Experts
 }
 
-// Estimate estimates p on the model of f (planned, or read from its
+// estimate estimates p on the model of f (planned, or read from its
 // file) against the ceilings env's hardware class has on record.
-func (f File) Estimate(p point.Point, env Env) (Estimate, error) {
-	est := Estimate{Memory: f.Need(p), Experts: f.Experts(p)}
+func (f File) Estimate(p point.Point, env Env) (estimate, error) {
+	est := estimate{Memory: f.Need(p), Experts: f.Experts(p)}
 	dev := env.Device(p)
 	pk, err := roofline.PeaksFor(dev, env.CacheDir)
 	if err != nil {

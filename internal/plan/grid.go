@@ -49,8 +49,8 @@ func Rough(d time.Duration) string {
 const (
 	CPUBWPerThread   = 4e9
 	CPUFlopPerThread = 20e9
-	GPUBW            = 1e12
-	GPUFlop          = 50e12
+	gpubw            = 1e12
+	gpuFlop          = 50e12
 )
 
 // Time is a rough estimate of p's time on the model at the rough rates
@@ -58,7 +58,7 @@ const (
 func (m Model) Time(p point.Point, gpu bool) time.Duration {
 	bw, flop := CPUBWPerThread*float64(min(p.Threads, 16)), CPUFlopPerThread*float64(p.Threads)
 	if p.NGPULayers != 0 && gpu {
-		bw, flop = GPUBW, GPUFlop
+		bw, flop = gpubw, gpuFlop
 	}
 	// A mixture computes with the experts its tokens use.
 	active := float64(m.NParams)

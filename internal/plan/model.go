@@ -19,11 +19,11 @@ import (
 // and the ollama version it comes from (third_party/README.md); records
 // name both. They change with the go.mod pin.
 const (
-	LlamaCommit = "ec98e200"
-	// LlamaBuild is that commit's llama.cpp build number (release b7437),
+	llamaCommit = "ec98e200"
+	// llamaBuild is that commit's llama.cpp build number (release b7437),
 	// llama-bench's build_number; ollama's build-info leaves it 0.
-	LlamaBuild    = 7437
-	OllamaVersion = "v0.17.4"
+	llamaBuild    = 7437
+	ollamaVersion = "v0.17.4"
 )
 
 // Model describes a model: its sizes, shape and experts, read from its

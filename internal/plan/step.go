@@ -36,14 +36,14 @@ func (f File) StepShape(typeK, typeV string, flash bool, experts, last float64) 
 	return s
 }
 
-// StepCost is what one step of a model moves and computes: the weight
+// stepCost is what one step of a model moves and computes: the weight
 // bytes it reads (every weight but the embedding table, a lookup of a few
 // rows, unless that table is also the output projection), the K+V bytes
 // per token of context (all layers, in the cache's types) and the weights
 // that take part in a token's matrix products. A mixture of experts'
 // experts are left out of weights (which of them a step reads is the
 // Experts' part) and count in flopParams as the share a token uses.
-func (m Model) StepCost(kt, vt gguf.GGMLType) (weights, kvPerToken, flopParams int64) {
+func (m Model) stepCost(kt, vt gguf.GGMLType) (weights, kvPerToken, flopParams int64) {
 	if m.NLayer == 0 {
 		return 0, 0, 0
 	}
@@ -75,7 +75,7 @@ func (m Model) Experts(p point.Point) *record.Experts {
 // to process or generate, after depth), before it is measured; a
 // mixture's experts at an even router's expectation.
 func (m Model) Inputs(p point.Point, prompt bool, tokens, depth int) roofline.Inputs {
-	weights, kv, params := m.StepCost(p.KVTypes())
+	weights, kv, params := m.stepCost(p.KVTypes())
 	in := roofline.Inputs{Prompt: prompt, Tokens: tokens, Depth: depth, Parallel: p.Parallel, UBatch: p.UBatch(),
 		WeightsBytes: float64(weights), KVBytesPerToken: float64(kv), Params: float64(params), NLayer: m.NLayer, NEmbd: m.NEmbd}
 	m.Experts(p).SetInputs(&in)

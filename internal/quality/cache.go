@@ -86,8 +86,8 @@ func (k Key) Path(dir string) string {
 	return filepath.Join(dir, "quality", hex.EncodeToString(h[:12])+".tbq")
 }
 
-// CacheWriter writes a cache as the base is evaluated.
-type CacheWriter struct {
+// cacheWriter writes a cache as the base is evaluated.
+type cacheWriter struct {
 	f    *os.File
 	w    *bufio.Writer
 	path string
@@ -95,7 +95,7 @@ type CacheWriter struct {
 }
 
 // CreateCache starts the cache of key at path.
-func CreateCache(path string, key Key) (*CacheWriter, error) {
+func CreateCache(path string, key Key) (*cacheWriter, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("quality cache: %w", err)
 	}
@@ -103,7 +103,7 @@ func CreateCache(path string, key Key) (*CacheWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("quality cache: %w", err)
 	}
-	cw := &CacheWriter{f: f, w: bufio.NewWriterSize(f, 1<<20), path: path, key: key}
+	cw := &cacheWriter{f: f, w: bufio.NewWriterSize(f, 1<<20), path: path, key: key}
 	hdr, _ := json.Marshal(key)
 	cw.w.Write(magic[:])
 	binary.Write(cw.w, binary.LittleEndian, uint32(len(hdr)))
@@ -113,7 +113,7 @@ func CreateCache(path string, key Key) (*CacheWriter, error) {
 
 // Write appends rows: row r keeps n[r] tokens, from ids and logp[r*K],
 // and leaves out tail[r] of the probability.
-func (cw *CacheWriter) Write(n, ids []int32, logp []float32, tail []float64, next []float32) error {
+func (cw *cacheWriter) Write(n, ids []int32, logp []float32, tail []float64, next []float32) error {
 	k := cw.key.K
 	for r := range next {
 		m := int(n[r])
@@ -129,7 +129,7 @@ func (cw *CacheWriter) Write(n, ids []int32, logp []float32, tail []float64, nex
 }
 
 // Commit finishes the cache and puts it in place.
-func (cw *CacheWriter) Commit() error {
+func (cw *cacheWriter) Commit() error {
 	err := cw.w.Flush()
 	if err == nil {
 		err = cw.f.Sync()
@@ -148,13 +148,13 @@ func (cw *CacheWriter) Commit() error {
 }
 
 // Abort drops an unfinished cache.
-func (cw *CacheWriter) Abort() {
+func (cw *cacheWriter) Abort() {
 	cw.f.Close()
 	os.Remove(cw.f.Name())
 }
 
-// CacheReader streams a cache's rows back, a chunk at a time.
-type CacheReader struct {
+// cacheReader streams a cache's rows back, a chunk at a time.
+type cacheReader struct {
 	f   *os.File
 	r   *bufio.Reader
 	key Key
@@ -164,7 +164,7 @@ type CacheReader struct {
 var ErrNoCache = errors.New("no cache for these settings")
 
 // OpenCache opens the cache at path, which must have been written for key.
-func OpenCache(path string, key Key) (*CacheReader, error) {
+func OpenCache(path string, key Key) (*cacheReader, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, ErrNoCache
@@ -189,11 +189,11 @@ func OpenCache(path string, key Key) (*CacheReader, error) {
 		f.Close()
 		return nil, fmt.Errorf("quality cache %s: made for other settings: %w", path, ErrNoCache)
 	}
-	return &CacheReader{f: f, r: r, key: key}, nil
+	return &cacheReader{f: f, r: r, key: key}, nil
 }
 
 // Read fills len(next) rows as Write took them.
-func (cr *CacheReader) Read(n, ids []int32, logp []float32, tail []float64, next []float32) error {
+func (cr *cacheReader) Read(n, ids []int32, logp []float32, tail []float64, next []float32) error {
 	k := cr.key.K
 	for r := range next {
 		var m uint32
@@ -230,7 +230,7 @@ const logpSlack = 1e-3
 // check says what of a row read back cannot be the base's: a token
 // outside the vocabulary, a log-probability that is not one, a tail mass
 // outside [0, 1].
-func (cr *CacheReader) check(ids []int32, logp []float32, tail float64, next float32) error {
+func (cr *cacheReader) check(ids []int32, logp []float32, tail float64, next float32) error {
 	for i, id := range ids {
 		if id < 0 || (cr.key.Vocab > 0 && int(id) >= cr.key.Vocab) {
 			return fmt.Errorf("token id %d outside the vocabulary of %d", id, cr.key.Vocab)
@@ -249,4 +249,4 @@ func (cr *CacheReader) check(ids []int32, logp []float32, tail float64, next flo
 }
 
 // Close closes the cache.
-func (cr *CacheReader) Close() error { return cr.f.Close() }
+func (cr *cacheReader) Close() error { return cr.f.Close() }

@@ -49,13 +49,13 @@ type KLD struct {
 	Max    float64 `json:"max"`
 }
 
-// TailLimit is the base tail mass above which the KLD is flagged as a
+// tailLimit is the base tail mass above which the KLD is flagged as a
 // lower bound (about that share of the divergence can be missing).
-const TailLimit = 0.01
+const tailLimit = 0.01
 
 // Bounded says whether the KLD may miss more than TailLimit of itself
 // because the cache kept too few of the base's tokens.
-func (f *Figures) Bounded() bool { return f.TailMass > TailLimit }
+func (f *Figures) Bounded() bool { return f.TailMass > tailLimit }
 
 // Tally gathers the scored rows of an evaluation, chunk by chunk.
 type Tally struct {

@@ -18,17 +18,17 @@ import (
 )
 
 const (
-	// MaxRuns is how many processes of one test are kept (the latest).
-	MaxRuns = 20
-	// MinRuns is how many processes of a test, this one included, its
+	// maxRuns is how many processes of one test are kept (the latest).
+	maxRuns = 20
+	// minRuns is how many processes of a test, this one included, its
 	// own spread is estimated from.
-	MinRuns = 3
-	// PriorCV is the spread between processes (a fraction of the mean)
+	minRuns = 3
+	// priorCV is the spread between processes (a fraction of the mean)
 	// assumed where this machine has rerun no test yet: what separate
 	// processes of one test showed on 2-core cloud VMs (make
 	// bench-validity: 1.6 to 4%). A machine's own replaces it from its
 	// first test run MinRuns times.
-	PriorCV = 0.02
+	priorCV = 0.02
 	// priorWeight is how many processes the prior (the machine's other
 	// tests, else PriorCV) counts as beside a test's own: a spread from
 	// three processes is too uncertain to stand alone (it is often far
@@ -73,10 +73,10 @@ func Open(dir, class string) *History {
 // Spread is the spread between processes of a test (a fraction of the
 // mean) with this process's run, and what it is based on.
 func (h *History) Spread(id string, this Run) (cv float64, basis string) {
-	prior, basis := PriorCV, fmt.Sprintf("an assumed %.0f%% between processes (no test rerun on this machine yet)", 100*PriorCV)
+	prior, basis := priorCV, fmt.Sprintf("an assumed %.0f%% between processes (no test rerun on this machine yet)", 100*priorCV)
 	var cvs []float64
 	for other, rs := range h.Runs {
-		if other != id && len(rs) >= MinRuns {
+		if other != id && len(rs) >= minRuns {
 			cvs = append(cvs, between(rs))
 		}
 	}
@@ -92,7 +92,7 @@ func (h *History) Spread(id string, this Run) (cv float64, basis string) {
 		prior, basis = this.CV, fmt.Sprintf("processes assumed to differ as much as its repetitions do (%.1f%%)", 100*this.CV)
 	}
 	runs := append(slices.Clone(h.Runs[id]), this)
-	if len(runs) < MinRuns {
+	if len(runs) < minRuns {
 		return prior, "the repetitions and " + basis
 	}
 	// The test's own variance and the prior's, weighed by their degrees
@@ -131,7 +131,7 @@ func (h *History) Add(id string, r Run) error {
 		return nil
 	}
 	rs := append(h.Runs[id], r)
-	h.Runs[id] = rs[max(0, len(rs)-MaxRuns):]
+	h.Runs[id] = rs[max(0, len(rs)-maxRuns):]
 	if h.path == "" {
 		return nil
 	}

@@ -30,7 +30,7 @@ func TestSpreadBasis(t *testing.T) {
 	dir := t.TempDir()
 	h := Open(dir, "cpu/AMD EPYC")
 	this := Run{Mean: 100}
-	if cv, basis := h.Spread("a", this); cv != PriorCV || !strings.Contains(basis, "assumed") {
+	if cv, basis := h.Spread("a", this); cv != priorCV || !strings.Contains(basis, "assumed") {
 		t.Errorf("empty history: %v %q", cv, basis)
 	}
 	for _, m := range []float64{90, 110, 100} {
@@ -65,12 +65,12 @@ func TestSpreadBasis(t *testing.T) {
 
 func TestAddKeepsTheLatest(t *testing.T) {
 	h := Open("", "c")
-	for i := range MaxRuns + 5 {
+	for i := range maxRuns + 5 {
 		h.Add("a", Run{Mean: float64(i + 1)})
 	}
 	h.Add("a", Run{Mean: math.NaN()})
 	rs := h.Runs["a"]
-	if len(rs) != MaxRuns || rs[0].Mean != 6 || rs[len(rs)-1].Mean != MaxRuns+5 {
+	if len(rs) != maxRuns || rs[0].Mean != 6 || rs[len(rs)-1].Mean != maxRuns+5 {
 		t.Errorf("kept %v", rs)
 	}
 }

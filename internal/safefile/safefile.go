@@ -39,10 +39,10 @@ func Write(path string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
-// File is an output being written under a temporary name beside its
+// file is an output being written under a temporary name beside its
 // path: Commit puts it in place whole; Close without Commit removes it,
 // leaving whatever was at path as it was.
-type File struct {
+type file struct {
 	*os.File
 	path   string
 	done   bool
@@ -52,16 +52,16 @@ type File struct {
 // Create starts writing path. The temporary file is created exclusively
 // (a planted file or link is never written through) with a name of this
 // process's own.
-func Create(path string) (*File, error) {
+func Create(path string) (*file, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	return &File{File: tmp, path: path, unmark: halt.Temp(tmp.Name())}, nil
+	return &file{File: tmp, path: path, unmark: halt.Temp(tmp.Name())}, nil
 }
 
 // Commit syncs the file and renames it onto its path.
-func (f *File) Commit(perm os.FileMode) error {
+func (f *file) Commit(perm os.FileMode) error {
 	err := f.Chmod(perm)
 	if err == nil {
 		err = f.Sync()
@@ -82,7 +82,7 @@ func (f *File) Commit(perm os.FileMode) error {
 }
 
 // Close removes the file unless it was committed.
-func (f *File) Close() error {
+func (f *file) Close() error {
 	if f.done {
 		return nil
 	}

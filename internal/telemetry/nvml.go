@@ -18,8 +18,8 @@ func OpenNVML() (nvml.Interface, error) {
 	return lib, nil
 }
 
-// Devices returns NVML's device handles.
-func Devices(lib nvml.Interface) ([]nvml.Device, error) {
+// devices returns NVML's device handles.
+func devices(lib nvml.Interface) ([]nvml.Device, error) {
 	n, ret := lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
 		return nil, fmt.Errorf("NVML device count: %s", ret.Error())
@@ -38,7 +38,7 @@ func Devices(lib nvml.Interface) ([]nvml.Device, error) {
 // profiles describes every GPU NVML sees. It only reads: it never changes
 // clocks, power limits, persistence or MIG mode.
 func profiles(lib nvml.Interface) ([]gpu.GPU, error) {
-	devs, err := Devices(lib)
+	devs, err := devices(lib)
 	if err != nil {
 		return nil, err
 	}

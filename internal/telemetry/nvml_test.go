@@ -248,8 +248,8 @@ func TestHostOnlySampler(t *testing.T) {
 	}
 	took := time.Since(start)
 	smp.Stop()
-	if took < time.Second*2/HostRate*9/10 {
-		t.Errorf("3 host samples in %v: faster than %d Hz", took, HostRate)
+	if took < time.Second*2/hostRate*9/10 {
+		t.Errorf("3 host samples in %v: faster than %d Hz", took, hostRate)
 	}
 	w := smp.Window(start, time.Now())
 	if len(w.Devices) != 1 || w.Devices[0].Dev != -1 || w.Devices[0].Samples < 3 {

@@ -42,24 +42,24 @@ type Sampler struct {
 
 // Rates a sampler accepts, in Hz.
 const (
-	MinRate     = 1
-	MaxRate     = 200
+	minRate     = 1
+	maxRate     = 200
 	DefaultRate = 20
-	// HostRate is the most the host is read per second: what it reports
+	// hostRate is the most the host is read per second: what it reports
 	// (RSS, available memory, CPU use) moves slowly, and on a small
 	// machine each wake-up of the sampler takes a core from the
 	// benchmark's threads. A host alone is sampled at this rate.
-	HostRate = 2
+	hostRate = 2
 )
 
 // NewSampler samples the given NVML devices (none: host only) at hz,
 // keeping the last capacity samples.
 func NewSampler(lib nvml.Interface, devs []nvml.Device, hz, capacity int) (*Sampler, error) {
-	if hz < MinRate || hz > MaxRate {
-		return nil, fmt.Errorf("sample rate %d Hz: use %d to %d", hz, MinRate, MaxRate)
+	if hz < minRate || hz > maxRate {
+		return nil, fmt.Errorf("sample rate %d Hz: use %d to %d", hz, minRate, maxRate)
 	}
 	if len(devs) == 0 {
-		hz = min(hz, HostRate)
+		hz = min(hz, hostRate)
 	}
 	s := &Sampler{
 		rate:      time.Second / time.Duration(hz),
@@ -67,7 +67,7 @@ func NewSampler(lib nvml.Interface, devs []nvml.Device, hz, capacity int) (*Samp
 		now:       time.Now,
 		devs:      devs,
 		host:      newHostReader(),
-		hostEvery: max(1, hz/HostRate),
+		hostEvery: max(1, hz/hostRate),
 		ring:      make([]gpu.Sample, capacity),
 	}
 	for _, d := range devs {
@@ -208,10 +208,10 @@ func (s *Sampler) Recent(d time.Duration) []gpu.Sample {
 	return s.Samples(now.Add(-d), now)
 }
 
-// WriteJSONL writes the samples between from and to, one JSON object per
+// writeJSONL writes the samples between from and to, one JSON object per
 // line (t in seconds from the sampler's start, unix in seconds since 1970,
 // dev -1 for the host, present metrics by name), for plotting.
-func (s *Sampler) WriteJSONL(w io.Writer, from, to time.Time) error {
+func (s *Sampler) writeJSONL(w io.Writer, from, to time.Time) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	for _, smp := range s.Samples(from, to) {

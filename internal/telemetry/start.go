@@ -10,8 +10,8 @@ import (
 
 // CheckRate says what is wrong with a sampling rate, if anything.
 func CheckRate(hz int) error {
-	if hz < MinRate || hz > MaxRate {
-		return fmt.Errorf("--telemetry-rate %d: use %d to %d Hz", hz, MinRate, MaxRate)
+	if hz < minRate || hz > maxRate {
+		return fmt.Errorf("--telemetry-rate %d: use %d to %d Hz", hz, minRate, maxRate)
 	}
 	return nil
 }
@@ -27,7 +27,7 @@ func Start(hz int) (s *Sampler, note string, err error) {
 	var devs []nvml.Device
 	if nerr != nil {
 		note, lib = nerr.Error(), nil
-	} else if devs, err = Devices(lib); err != nil {
+	} else if devs, err = devices(lib); err != nil {
 		lib.Shutdown()
 		note, lib, devs = err.Error(), nil, nil
 	}
@@ -55,7 +55,7 @@ func (s *Sampler) WriteFile(path string, from, to time.Time, appendTo bool) erro
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
 	}
-	if err := s.WriteJSONL(f, from, to); err != nil {
+	if err := s.writeJSONL(f, from, to); err != nil {
 		f.Close()
 		return fmt.Errorf("telemetry %s: %w", path, err)
 	}
