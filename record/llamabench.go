@@ -30,29 +30,6 @@ func (d *DeviceNames) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// lbKinds are the types of llama-bench's fields (and the tokbench fields
-// a tokbench SQL row carries) as a Record reads them: i integer, b
-// boolean, f real, s text. Every format of llama-bench's gives values of
-// other types somewhere: CSV and SQL text, older JSON flash_attn a bool,
-// newer no_op_offload a bool. The switches' (point.Switches) come from
-// the settings table.
-var lbKinds = withSwitchKinds(map[string]byte{
-	"build_commit": 's', "build_number": 'i', "cpu_info": 's', "gpu_info": 's', "backends": 's', "model_filename": 's',
-	"model_type": 's', "model_size": 'i', "model_n_params": 'i', "n_batch": 'i', "n_ubatch": 'i', "n_threads": 'i',
-	"cpu_mask": 's', "cpu_strict": 'b', "poll": 'i', "type_k": 's', "type_v": 's', "n_gpu_layers": 'i', "n_cpu_moe": 'i',
-	"split_mode": 's', "main_gpu": 'i', "no_kv_offload": 'b', "flash_attn": 'a', "devices": 's', "tensor_split": 's',
-	"tensor_buft_overrides": 's', "use_mmap": 'b', "embeddings": 'b',
-	"fit_target": 'i', "fit_min_ctx": 'i', "n_prompt": 'i', "n_gen": 'i', "n_depth": 'i', "test_time": 's',
-	"avg_ns": 'i', "stddev_ns": 'i', "avg_ts": 'f', "stddev_ts": 'f', "n_parallel": 'i', "test": 's', "tool": 's',
-})
-
-func withSwitchKinds(kinds map[string]byte) map[string]byte {
-	for _, st := range point.Fields() {
-		kinds[st.Field] = st.Type
-	}
-	return kinds
-}
-
 // FromLlamaBench makes a record of one of llama-bench's rows, from any of
 // its formats and versions: JSON and JSONL objects, CSV and SQL rows
 // (values as text or as SQLite gives them). A newer file's load_mode

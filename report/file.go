@@ -171,7 +171,7 @@ func checkMarkdownOut(out string, inputs ...string) error {
 
 // SQLiteFile appends the measured records of a results file (tokbench's
 // or llama-bench's, any format) to the SQLite database db, as
-// AppendSQLite does, and says how many on log. A database that is the
+// record.AppendSQLite does, and says how many on log. A database that is the
 // file itself is refused: its rows would be appended to themselves.
 func SQLiteFile(ctx context.Context, log io.Writer, path, db string) error {
 	if err := safefile.NotAnInput(db, path); err != nil {
@@ -182,10 +182,10 @@ func SQLiteFile(ctx context.Context, log io.Writer, path, db string) error {
 	var dbErr error
 	// The transaction stops in order on a signal: rolled back, not cut.
 	defer halt.InOrder()()
-	n, err := appendSQLite(ctx, db, func(add func(*record.Record, sqlRow) error) error {
+	n, err := record.AppendSQLiteEach(ctx, db, func(add func(*record.Record, record.SQLRow) error) error {
 		// One record at a time, the final ones (record.Final's).
 		var err error
-		_, torn, err = record.EachFinalWith(path, rowOf, func(r *record.Record, row sqlRow) error {
+		_, torn, err = record.EachFinalWith(path, record.RowOf, func(r *record.Record, row record.SQLRow) error {
 			dbErr = add(r, row)
 			return dbErr
 		})

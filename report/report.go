@@ -97,7 +97,7 @@ func write(w io.Writer, format string, recs []record.Record) error {
 	case "html":
 		return HTML(w, recs)
 	case "sql":
-		return SQL(w, recs)
+		return record.WriteSQL(w, recs)
 	}
 	return fmt.Errorf("output format %q: use one of %s", format, strings.Join(Formats, ", "))
 }

@@ -138,7 +138,7 @@ func TestAppendSQLite(t *testing.T) {
 	for name, fields := range map[string][]string{"pinned": pinnedFields, "current": currentNames} {
 		db := filepath.Join(dir, name+".sqlite")
 		exec1(t, db, lbSQL(fields, "aaaa"))
-		n, err := AppendSQLite(context.Background(), db, recs)
+		n, err := record.AppendSQLite(context.Background(), db, recs)
 		if err != nil || n != 2 {
 			t.Fatalf("%s: %d appended, %v", name, n, err)
 		}
@@ -153,7 +153,7 @@ func TestAppendSQLite(t *testing.T) {
 	}
 	// A table tokbench made: both llama-benches' lines go in.
 	made := filepath.Join(dir, "made.sqlite")
-	if _, err := AppendSQLite(context.Background(), made, recs); err != nil {
+	if _, err := record.AppendSQLite(context.Background(), made, recs); err != nil {
 		t.Fatal(err)
 	}
 	for _, fields := range [][]string{pinnedFields, currentNames} {
@@ -185,7 +185,7 @@ func exec1(t *testing.T, path, text string) {
 func TestSQLLinkNamesItsOwnRow(t *testing.T) {
 	recs := sqlRecords()[:2]
 	var b strings.Builder
-	if err := SQL(&b, recs); err != nil {
+	if err := record.WriteSQL(&b, recs); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(b.String(), "\n")

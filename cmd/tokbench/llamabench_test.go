@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokbench/tokbench/report"
+	"github.com/tokbench/tokbench/record"
 )
 
 // Every example of llama-bench's README runs under tokbench run, with
@@ -176,7 +176,7 @@ func lbKind(field string) string {
 // llama-bench's names and types.
 func TestLlamaBenchFields(t *testing.T) {
 	var want []string
-	for _, f := range report.LlamaBenchFields {
+	for _, f := range record.LlamaBenchFields {
 		want = append(want, f.Name())
 	}
 	// The pinned llama.cpp's llama-bench (b7437, test::get_fields), whose

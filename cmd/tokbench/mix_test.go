@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tokbench/tokbench/point"
-	"github.com/tokbench/tokbench/report"
+	"github.com/tokbench/tokbench/record"
 )
 
 // llamaBenchOf is llama-bench's -o json of the same tests as tokbench's
@@ -20,7 +20,7 @@ func llamaBenchOf(t *testing.T, tbJSON, commit string) []byte {
 		t.Fatalf("tokbench's json: %v", err)
 	}
 	keep := map[string]bool{"samples_ns": true, "samples_ts": true}
-	for _, f := range report.LlamaBenchFields {
+	for _, f := range record.LlamaBenchFields {
 		keep[f.Name()] = true
 	}
 	for _, r := range recs {

@@ -1,4 +1,4 @@
-package report
+package record
 
 import (
 	"cmp"
@@ -10,10 +10,9 @@ import (
 	"strings"
 
 	"github.com/tokbench/tokbench/internal/sqlite"
-	"github.com/tokbench/tokbench/record"
 )
 
-// SQL writes the measured records as the pinned llama-bench's -o sql
+// WriteSQL writes the measured records as the pinned llama-bench's -o sql
 // does, statement for statement: a CREATE TABLE IF NOT EXISTS
 // llama_bench of its fields, then one INSERT per test, every value
 // quoted. tokbench's own fields go to a table of their own, tokbench,
@@ -21,12 +20,12 @@ import (
 // llama-bench made takes the lines, and llama-bench's own lines go to a
 // database made from them. Tests that failed are left out, each with an
 // SQL comment saying why.
-func SQL(w io.Writer, recs []record.Record) error {
+func WriteSQL(w io.Writer, recs []Record) error {
 	var b strings.Builder
-	lb := append(append([]sqlField{}, LlamaBenchFields...), extraFields(recs, LlamaBenchFields, currentFields, ownFields)...)
-	createTable(&b, record.BenchTable, lb)
+	lb := append(append([]LBField{}, LlamaBenchFields...), extraFields(recs, LlamaBenchFields, currentFields, ownFields)...)
+	createTable(&b, BenchTable, lb)
 	b.WriteString("\n")
-	createTable(&b, record.OwnTable, append([]sqlField{{record.OwnLink, "INTEGER", nil}}, ownFields...))
+	createTable(&b, OwnTable, append([]LBField{{OwnLink, 'i', nil}}, ownFields...))
 	b.WriteString("\n")
 	for i := range recs {
 		r := &recs[i]
@@ -34,27 +33,27 @@ func SQL(w io.Writer, recs []record.Record) error {
 			fmt.Fprintf(&b, "-- %s %s: %s, not written: %s\n", cmp.Or(r.ModelID, r.ModelFile), r.Test, r.Status, strings.ReplaceAll(r.Reason, "\n", " "))
 			continue
 		}
-		insert(&b, record.BenchTable, present(lb, r), r)
-		insertLinked(&b, record.OwnTable, ownFields, r)
+		insert(&b, BenchTable, present(lb, r), r)
+		insertLinked(&b, OwnTable, ownFields, r)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func createTable(b *strings.Builder, table string, fields []sqlField) {
+func createTable(b *strings.Builder, table string, fields []LBField) {
 	fmt.Fprintf(b, "CREATE TABLE IF NOT EXISTS %s (\n", table)
 	for i, f := range fields {
 		sep := ",\n"
 		if i == len(fields)-1 {
 			sep = "\n"
 		}
-		fmt.Fprintf(b, "  %s %s%s", f.name, f.typ, sep)
+		fmt.Fprintf(b, "  %s %s%s", f.name, f.sqlType(), sep)
 	}
 	b.WriteString(");\n")
 }
 
 // insert writes one INSERT of r's fields.
-func insert(b *strings.Builder, table string, fields []sqlField, r *record.Record) {
+func insert(b *strings.Builder, table string, fields []LBField, r *Record) {
 	names, vals := namesValues(fields, r)
 	fmt.Fprintf(b, "INSERT INTO %s (%s) VALUES (%s);\n", table, strings.Join(names, ", "), strings.Join(vals, ", "))
 }
@@ -64,14 +63,14 @@ func insert(b *strings.Builder, table string, fields []sqlField, r *record.Recor
 // into a llama_bench table of another version fails, sqlite3 goes on, and
 // a plain link would then name the row inserted before it. The row is
 // then not inserted at all.
-func insertLinked(b *strings.Builder, table string, fields []sqlField, r *record.Record) {
+func insertLinked(b *strings.Builder, table string, fields []LBField, r *Record) {
 	names, vals := namesValues(fields, r)
 	fmt.Fprintf(b, "INSERT INTO %s (%s, %s) SELECT last_insert_rowid(), %s WHERE EXISTS (SELECT 1 FROM %s WHERE rowid = last_insert_rowid()"+
-		" AND n_prompt = %s AND n_gen = %s AND avg_ns = %s);\n", table, record.OwnLink, strings.Join(names, ", "), strings.Join(vals, ", "),
-		record.BenchTable, sqlValue(r.NPrompt), sqlValue(r.NGen), sqlValue(r.AvgNs))
+		" AND n_prompt = %s AND n_gen = %s AND avg_ns = %s);\n", table, OwnLink, strings.Join(names, ", "), strings.Join(vals, ", "),
+		BenchTable, sqlValue(r.NPrompt), sqlValue(r.NGen), sqlValue(r.AvgNs))
 }
 
-func namesValues(fields []sqlField, r *record.Record) (names, vals []string) {
+func namesValues(fields []LBField, r *Record) (names, vals []string) {
 	for _, f := range fields {
 		names, vals = append(names, f.name), append(vals, sqlValue(f.value(r)))
 	}
@@ -81,7 +80,7 @@ func namesValues(fields []sqlField, r *record.Record) (names, vals []string) {
 // present are the fields of fs r has a value of: llama-bench's all, of
 // the extra ones those r's row carried (an INSERT into another version's
 // table names no column it need not).
-func present(fs []sqlField, r *record.Record) []sqlField {
+func present(fs []LBField, r *Record) []LBField {
 	out := fs[:len(LlamaBenchFields):len(LlamaBenchFields)]
 	for _, f := range fs[len(LlamaBenchFields):] {
 		if _, ok := r.Extra[f.name]; ok {
@@ -123,10 +122,10 @@ func sqlValue(v any) string {
 // llama-bench both, so that either's INSERTs fit. tokbench's own fields
 // go to its table beside it, as in -o sql. It returns how many were
 // appended; failed tests are not.
-func AppendSQLite(ctx context.Context, path string, recs []record.Record) (int, error) {
-	return appendSQLite(ctx, path, func(add func(*record.Record, sqlRow) error) error {
+func AppendSQLite(ctx context.Context, path string, recs []Record) (int, error) {
+	return AppendSQLiteEach(ctx, path, func(add func(*Record, SQLRow) error) error {
 		for i := range recs {
-			if err := add(&recs[i], rowOf(&recs[i])); err != nil {
+			if err := add(&recs[i], RowOf(&recs[i])); err != nil {
 				return err
 			}
 		}
@@ -136,26 +135,26 @@ func AppendSQLite(ctx context.Context, path string, recs []record.Record) (int, 
 
 // benchFields are the columns of llama_bench that tokbench writes
 // whatever the records hold: the pinned llama-bench's and the current's.
-var benchFields = append(append([]sqlField{}, LlamaBenchFields...), currentFields...)
+var benchFields = append(append([]LBField{}, LlamaBenchFields...), currentFields...)
 
-// sqlRow is a measured record's values in benchFields' and ownFields'
+// SQLRow is a measured record's values in benchFields' and ownFields'
 // columns (nil for a record not measured): made where the record is read
 // (record.EachWith: on every core), its whole JSON the costliest.
-type sqlRow struct{ bench, own []any }
+type SQLRow struct{ bench, own []any }
 
-func rowOf(r *record.Record) sqlRow {
+func RowOf(r *Record) SQLRow {
 	if !r.OK() {
-		return sqlRow{}
+		return SQLRow{}
 	}
-	return sqlRow{values(benchFields, r), values(ownFields, r)}
+	return SQLRow{values(benchFields, r), values(ownFields, r)}
 }
 
-// appendSQLite appends the measured records each gives (with their rows,
-// rowOf), one row at a time, as AppendSQLite does; a record with a field
+// AppendSQLiteEach appends the measured records each gives (with their rows,
+// RowOf), one row at a time, as AppendSQLite does; a record with a field
 // no column holds yet adds its column (the rows before hold NULL there).
 // With none measured, the database is not touched.
-func appendSQLite(ctx context.Context, path string, each func(add func(*record.Record, sqlRow) error) error) (n int, err error) {
-	var extra []sqlField // the columns after benchFields, as records bring them
+func AppendSQLiteEach(ctx context.Context, path string, each func(add func(*Record, SQLRow) error) error) (n int, err error) {
+	var extra []LBField // the columns after benchFields, as records bring them
 	x := newExtras(benchFields, ownFields)
 	var a *sqlite.Appender
 	defer func() {
@@ -163,20 +162,20 @@ func appendSQLite(ctx context.Context, path string, each func(add func(*record.R
 			a.Rollback()
 		}
 	}()
-	err = each(func(r *record.Record, row sqlRow) error {
+	err = each(func(r *Record, row SQLRow) error {
 		if row.bench == nil {
 			return nil
 		}
 		if a == nil {
 			var err error
-			a, err = sqlite.Begin(ctx, path, sqlite.Table{Name: record.BenchTable, Cols: sqlColumns(benchFields)},
-				sqlite.Table{Name: record.OwnTable, Cols: sqlColumns(ownFields), Link: record.OwnLink})
+			a, err = sqlite.Begin(ctx, path, sqlite.Table{Name: BenchTable, Cols: sqlColumns(benchFields)},
+				sqlite.Table{Name: OwnTable, Cols: sqlColumns(ownFields), Link: OwnLink})
 			if err != nil {
 				return err
 			}
 		}
 		if more := x.add(r); len(more) > 0 {
-			slices.SortFunc(more, func(a, b sqlField) int { return strings.Compare(a.name, b.name) })
+			slices.SortFunc(more, func(a, b LBField) int { return strings.Compare(a.name, b.name) })
 			if err := a.AddColumns(0, sqlColumns(more)...); err != nil {
 				return err
 			}
@@ -191,15 +190,15 @@ func appendSQLite(ctx context.Context, path string, each func(add func(*record.R
 	return n, a.Commit()
 }
 
-func sqlColumns(fields []sqlField) []sqlite.Column {
+func sqlColumns(fields []LBField) []sqlite.Column {
 	out := make([]sqlite.Column, len(fields))
 	for i, f := range fields {
-		out[i] = sqlite.Column{Name: f.name, Type: f.typ}
+		out[i] = sqlite.Column{Name: f.name, Type: f.sqlType()}
 	}
 	return out
 }
 
-func values(fields []sqlField, r *record.Record) []any {
+func values(fields []LBField, r *Record) []any {
 	out := make([]any, len(fields))
 	for i, f := range fields {
 		out[i] = f.value(r)
