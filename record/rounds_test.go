@@ -61,3 +61,22 @@ func TestEncode(t *testing.T) {
 		t.Errorf("a good record changed: %s, want %s", line, want)
 	}
 }
+
+// A line whose JSON could hold a round count, in any spelling
+// encoding/json reads as one, is decoded; one that cannot is skipped.
+func TestMayHoldRounds(t *testing.T) {
+	for line, want := range map[string]bool{
+		`{"test":"tg8","rounds":3,"round":0}`: true,
+		`{"test":"tg8","ROUNDS":3}`:           true,
+		`{"test":"tg8","RoUnDs":3}`:           true,
+		`{"test":"tg8","\u0072ounds":3}`:      true,
+		`{"test":"tg8","round":2}`:            false,
+		`{"test":"tg8","avg_ts":1}`:           false,
+		`{"test":"rounds`:                     false,
+		``:                                    false,
+	} {
+		if got := mayHoldRounds([]byte(line)); got != want {
+			t.Errorf("%s: %v, want %v", line, got, want)
+		}
+	}
+}
