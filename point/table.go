@@ -2,6 +2,7 @@ package point
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,9 +104,10 @@ type Setting struct {
 	// KeyName names a knob in a point key's text when it is not its
 	// default ("" : the key's fixed part has it, or it is not in the key).
 	KeyName string
-	// Field is a Switches setting's name in records (its JSON tag) and
-	// in llama-bench's files, Column its head in the compact table, Type
-	// its type there: 'b' a bool, 'i' an integer, 's' text.
+	// Field is the setting's name in records (a Switches setting's: its
+	// JSON tag) and in llama-bench's files; a Switches setting's Column
+	// is its head in the compact table, Type its type in llama-bench's
+	// files: 'b' a bool, 'i' an integer, 's' text.
 	Field, Column string
 	Type          byte
 	// Switch marks a List of 0 and 1 (llama-bench's -nkvo 0,1) whose
@@ -137,32 +139,32 @@ func IsSwitch(name string) bool {
 // Settings are run's and sweep's settings in the order their flags are
 // listed; the test sizes and axes come first.
 var Settings = []Setting{
-	{Key: "n_prompt", Flag: "n-prompt", Aliases: []string{"p"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "512",
-		Usage: "prompt tokens of the pp tests; 0: none (default 512)", Set: func(p *Point, v string) { p.NPrompt = atoi(v) }},
-	{Key: "n_gen", Flag: "n-gen", Aliases: []string{"n"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "128",
-		Usage: "generated tokens of the tg tests; 0: none (default 128)", Set: func(p *Point, v string) { p.NGen = atoi(v) }},
-	{Key: "n_depth", Flag: "n-depth", Aliases: []string{"d"}, Kind: List, Ints: true, Min: 0, Max: MaxDepth, Default: "0", Nest: 100,
-		Usage: "tokens already in the KV cache (default 0)", Set: func(p *Point, v string) { p.NDepth = atoi(v) }},
-	{Key: "parallel", Flag: "parallel", Aliases: []string{"np"}, Kind: List, Ints: true, Min: 1, Max: MaxParallel, Default: "1", Nest: 120,
-		Usage: "sequences decoding together (default 1)", Set: func(p *Point, v string) { p.Parallel = atoi(v) }},
-	{Key: "n_batch", Flag: "batch-size", Aliases: []string{"b"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "2048", Nest: 40,
-		Usage: "logical batch (default 2048)", Set: func(p *Point, v string) { p.NBatch = atoi(v) }},
-	{Key: "n_ubatch", Flag: "ubatch-size", Aliases: []string{"ub"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "512", Nest: 50,
-		Usage: "physical batch (default 512)", Set: func(p *Point, v string) { p.NUBatch = atoi(v) }},
-	{Key: "threads", Flag: "threads", Aliases: []string{"t"}, Kind: List, Ints: true, Min: 1, Max: MaxThreads, Nest: 90,
-		Usage: "CPU threads (default: the physical cores)", Set: func(p *Point, v string) { p.Threads = atoi(v) }},
-	{Key: "n_gpu_layers", Flag: "n-gpu-layers", Aliases: []string{"ngl"}, Kind: List, Ints: true, Min: -1, Max: 1 << 16, Default: "99", Nest: 20,
-		Usage: "layers on the GPU; 99 (llama-bench's default) is all of a model of up to 98 layers, -1 all of any (default 99)", Set: func(p *Point, v string) { p.NGPULayers = atoi(v) }},
-	{Key: "flash_attn", Flag: "flash-attn", Aliases: []string{"fa"}, Kind: List, Default: "auto", Nest: 80,
+	{Key: "n_prompt", Field: "n_prompt", Flag: "n-prompt", Aliases: []string{"p"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "512",
+		Usage: "prompt tokens of the pp tests; 0: none (default 512)", Set: func(p *Point, v string) { p.NPrompt = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NPrompt) }},
+	{Key: "n_gen", Field: "n_gen", Flag: "n-gen", Aliases: []string{"n"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "128",
+		Usage: "generated tokens of the tg tests; 0: none (default 128)", Set: func(p *Point, v string) { p.NGen = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NGen) }},
+	{Key: "n_depth", Field: "n_depth", Flag: "n-depth", Aliases: []string{"d"}, Kind: List, Ints: true, Min: 0, Max: MaxDepth, Default: "0", Nest: 100,
+		Usage: "tokens already in the KV cache (default 0)", Set: func(p *Point, v string) { p.NDepth = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NDepth) }},
+	{Key: "parallel", Field: "n_parallel", Flag: "parallel", Aliases: []string{"np"}, Kind: List, Ints: true, Min: 1, Max: MaxParallel, Default: "1", Nest: 120,
+		Usage: "sequences decoding together (default 1)", Set: func(p *Point, v string) { p.Parallel = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.Parallel) }},
+	{Key: "n_batch", Field: "n_batch", Flag: "batch-size", Aliases: []string{"b"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "2048", Nest: 40,
+		Usage: "logical batch (default 2048)", Set: func(p *Point, v string) { p.NBatch = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NBatch) }},
+	{Key: "n_ubatch", Field: "n_ubatch", Flag: "ubatch-size", Aliases: []string{"ub"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "512", Nest: 50,
+		Usage: "physical batch (default 512)", Set: func(p *Point, v string) { p.NUBatch = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.UBatch()) }},
+	{Key: "threads", Field: "n_threads", Flag: "threads", Aliases: []string{"t"}, Kind: List, Ints: true, Min: 1, Max: MaxThreads, Nest: 90,
+		Usage: "CPU threads (default: the physical cores)", Set: func(p *Point, v string) { p.Threads = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.Threads) }},
+	{Key: "n_gpu_layers", Field: "n_gpu_layers", Flag: "n-gpu-layers", Aliases: []string{"ngl"}, Kind: List, Ints: true, Min: -1, Max: 1 << 16, Default: "99", Nest: 20,
+		Usage: "layers on the GPU; 99 (llama-bench's default) is all of a model of up to 98 layers, -1 all of any (default 99)", Set: func(p *Point, v string) { p.NGPULayers = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NGPULayers) }},
+	{Key: "flash_attn", Field: "flash_attn", Flag: "flash-attn", Aliases: []string{"fa"}, Kind: List, Default: "auto", Nest: 80,
 		Usage: "flash attention: on, off, auto (default auto)",
 		Parse: func(v string) (string, error) { _, err := ParseFlashAttn(v); return strings.ToLower(v), err },
-		Set:   func(p *Point, v string) { p.FlashAttn, _ = ParseFlashAttn(v) }},
-	{Key: "cache_type_k", Flag: "cache-type-k", Aliases: []string{"ctk"}, Kind: List, Default: "f16", Nest: 60,
+		Set:   func(p *Point, v string) { p.FlashAttn, _ = ParseFlashAttn(v) }, Get: func(p *Point) string { return p.FlashAttn.String() }},
+	{Key: "cache_type_k", Field: "type_k", Flag: "cache-type-k", Aliases: []string{"ctk"}, Kind: List, Default: "f16", Nest: 60,
 		Usage: "K cache type: f16, bf16, f32, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl (default f16)",
-		Parse: ParseKVType, Set: func(p *Point, v string) { p.TypeK = v }},
-	{Key: "cache_type_v", Flag: "cache-type-v", Aliases: []string{"ctv"}, Kind: List, Default: "f16", Nest: 70,
+		Parse: ParseKVType, Set: func(p *Point, v string) { p.TypeK = v }, Get: func(p *Point) string { return p.TypeK }},
+	{Key: "cache_type_v", Field: "type_v", Flag: "cache-type-v", Aliases: []string{"ctv"}, Kind: List, Default: "f16", Nest: 70,
 		Usage: "V cache type; quantized needs -fa on (default f16)",
-		Parse: ParseKVType, Set: func(p *Point, v string) { p.TypeV = v }},
+		Parse: ParseKVType, Set: func(p *Point, v string) { p.TypeV = v }, Get: func(p *Point) string { return p.TypeV }},
 	{Key: "n_cpu_moe", Flag: "n-cpu-moe", Aliases: []string{"ncmoe"}, Kind: List, Ints: true, Min: 0, Max: 4096, Default: "0", Nest: 30,
 		Usage: "keep the MoE experts of the first N layers on the CPU (default 0)", KeyName: "ncmoe",
 		Set: func(p *Point, v string) { p.NCPUMoE = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NCPUMoE) }},
@@ -192,7 +194,7 @@ var Settings = []Setting{
 			return strconv.Itoa(n), nil
 		},
 		Set: func(p *Point, v string) { p.Poll = pollOf(v) }, Get: func(p *Point) string { return p.Poll }},
-	{Key: "sampling", Flag: "sampling", Kind: List, Default: "off",
+	{Key: "sampling", Field: "sampling", Flag: "sampling", Kind: List, Default: "off",
 		Usage: "tg through a sampler chain too: off, greedy, typical (default off)",
 		Parse: func(v string) (string, error) {
 			if v = strings.ToLower(v); v != "off" && v != "greedy" && v != "typical" {
@@ -200,7 +202,7 @@ var Settings = []Setting{
 			}
 			return v, nil
 		},
-		Set: func(p *Point, v string) { p.Sampling = Sampling(v) }},
+		Set: func(p *Point, v string) { p.Sampling = Sampling(v) }, Get: func(p *Point) string { return string(p.SamplingName()) }},
 	{Key: "split_mode", Flag: "split-mode", Aliases: []string{"sm"}, Kind: List, Default: "layer", Nest: 32,
 		Usage: "multi-GPU split: none, layer, row (default layer)",
 		Parse: func(v string) (string, error) { m, err := ParseSplitMode(v); return m.String(), err },
@@ -303,15 +305,32 @@ func refuse(why string) func(string) (string, error) {
 	}
 }
 
-// Fields are the settings of Switches, in Settings' order.
-func Fields() []*Setting {
+// Fields are the settings of Switches (their Field a JSON tag of it), in
+// Settings' order.
+var Fields = sync.OnceValue(func() []*Setting {
+	tags := map[string]bool{}
+	typ := reflect.TypeFor[Switches]()
+	for i := range typ.NumField() {
+		tags[strings.Split(typ.Field(i).Tag.Get("json"), ",")[0]] = true
+	}
 	var out []*Setting
 	for i := range Settings {
-		if Settings[i].Field != "" {
+		if tags[Settings[i].Field] {
 			out = append(out, &Settings[i])
 		}
 	}
 	return out
+})
+
+// Named is the setting a name gives, as a filter or a spec names it: its
+// spec key, its name in records, its flag or an alias (nil: none).
+func Named(name string) *Setting {
+	for i := range Settings {
+		if s := &Settings[i]; name != "" && (s.Key == name || s.Field == name || s.Flag == name || slices.Contains(s.Aliases, name)) {
+			return s
+		}
+	}
+	return nil
 }
 
 // Of is a Switches setting's value in sw, as Get gives it.

@@ -16,32 +16,41 @@ type filter struct {
 
 type term struct {
 	field, op, value string
+	get              func(p point.Point) string
 }
 
 var filterOps = []string{">=", "<=", "!=", "==", ">", "<", "="}
 
-// filterFields reads a point's field by the names llama-bench and the
-// records use (short flag names work too).
-var filterFields = map[string]func(p point.Point) string{
-	"model":        func(p point.Point) string { return p.ModelID },
-	"type":         func(p point.Point) string { return p.Quant },
-	"test":         func(p point.Point) string { return p.TestName()[:2] },
-	"n_prompt":     func(p point.Point) string { return strconv.Itoa(p.NPrompt) },
-	"n_gen":        func(p point.Point) string { return strconv.Itoa(p.NGen) },
-	"n_depth":      func(p point.Point) string { return strconv.Itoa(p.NDepth) },
-	"parallel":     func(p point.Point) string { return strconv.Itoa(p.Parallel) },
-	"n_batch":      func(p point.Point) string { return strconv.Itoa(p.NBatch) },
-	"n_ubatch":     func(p point.Point) string { return strconv.Itoa(p.UBatch()) },
-	"threads":      func(p point.Point) string { return strconv.Itoa(p.Threads) },
-	"n_gpu_layers": func(p point.Point) string { return strconv.Itoa(p.NGPULayers) },
-	"flash_attn":   func(p point.Point) string { return p.FlashAttn.String() },
-	"type_k":       func(p point.Point) string { return p.TypeK },
-	"type_v":       func(p point.Point) string { return p.TypeV },
-	"sampling":     func(p point.Point) string { return string(p.SamplingName()) },
+// pointFields are a point's fields that are not settings.
+var pointFields = map[string]func(p point.Point) string{
+	"model": func(p point.Point) string { return p.ModelID },
+	"type":  func(p point.Point) string { return p.Quant },
+	"test":  func(p point.Point) string { return p.TestName()[:2] },
 }
 
-var filterAliases = map[string]string{"p": "n_prompt", "n": "n_gen", "d": "n_depth", "np": "parallel", "b": "n_batch",
-	"ub": "n_ubatch", "t": "threads", "ngl": "n_gpu_layers", "fa": "flash_attn", "ctk": "type_k", "ctv": "type_v"}
+// filterField reads a point's field by its name: model, type, test, or a
+// setting by any of its names (point.Named: the spec's, the records' and
+// llama-bench's, its flag's, llama-bench's short ones).
+func filterField(name string) func(p point.Point) string {
+	if f := pointFields[name]; f != nil {
+		return f
+	}
+	if st := point.Named(name); st != nil && st.Get != nil {
+		return func(p point.Point) string { return st.Get(&p) }
+	}
+	return nil
+}
+
+// filterNames are the fields a filter names, for its error.
+func filterNames() string {
+	names := []string{"model", "type", "test"}
+	for _, st := range point.Settings {
+		if st.Key != "" && st.Get != nil {
+			names = append(names, st.Key)
+		}
+	}
+	return strings.Join(names, ", ")
+}
 
 // parseFilter reads a filter expression.
 func parseFilter(s string) (filter, error) {
@@ -51,18 +60,15 @@ func parseFilter(s string) (filter, error) {
 		var t term
 		for _, op := range filterOps {
 			if i := strings.Index(part, op); i > 0 {
-				t = term{strings.TrimSpace(part[:i]), op, strings.TrimSpace(part[i+len(op):])}
+				t = term{field: strings.TrimSpace(part[:i]), op: op, value: strings.TrimSpace(part[i+len(op):])}
 				break
 			}
 		}
 		if t.op == "" || t.value == "" {
 			return f, fmt.Errorf("filter %q: %q is not a comparison like n_depth>=2048", s, part)
 		}
-		if a, ok := filterAliases[t.field]; ok {
-			t.field = a
-		}
-		if _, ok := filterFields[t.field]; !ok {
-			return f, fmt.Errorf("filter %q: unknown field %q (use model, type, test, n_prompt, n_gen, n_depth, parallel, n_batch, n_ubatch, threads, n_gpu_layers, flash_attn, type_k, type_v, sampling)", s, t.field)
+		if t.get = filterField(t.field); t.get == nil {
+			return f, fmt.Errorf("filter %q: unknown field %q (use %s, or a setting's flag or record name)", s, t.field, filterNames())
 		}
 		if t.op == "=" {
 			t.op = "=="
@@ -78,7 +84,7 @@ func parseFilter(s string) (filter, error) {
 // drops reports whether the filter removes p.
 func (f filter) drops(p point.Point) bool {
 	for _, t := range f.terms {
-		if !t.holds(filterFields[t.field](p)) {
+		if !t.holds(t.get(p)) {
 			return false
 		}
 	}

@@ -32,6 +32,35 @@ func TestFilter(t *testing.T) {
 	}
 }
 
+// A filter names a setting by any of its names (the spec's, the
+// records', its flag, llama-bench's short one), and reads it as the
+// point's key does (ub: the physical batch used, at most b).
+func TestFilterNamesSettings(t *testing.T) {
+	p := point.Defaults(4)
+	p.NBatch, p.NUBatch, p.TypeK, p.Parallel = 256, 512, "q8_0", 3
+	for expr, drops := range map[string]bool{
+		"ub==256": true, "n_ubatch==512": false, "ubatch-size<300": true, "type_k==q8_0": true, "ctk==q8_0": true,
+		"cache_type_k==f16": false, "np==3": true, "n_parallel==3": true, "parallel>3": false, "fa==auto": true, "t==4": true,
+		"n_threads==4 && test==tg": true, "sampling==off": true,
+	} {
+		f, err := parseFilter(expr)
+		if err != nil {
+			t.Errorf("%s: %v", expr, err)
+			continue
+		}
+		if f.drops(p) != drops {
+			t.Errorf("%s drops %v, want %v", expr, !drops, drops)
+		}
+	}
+	for _, st := range point.Settings {
+		for _, name := range append([]string{st.Key, st.Field, st.Flag}, st.Aliases...) {
+			if _, err := parseFilter(name + "==1"); name != "" && st.Get != nil && err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+}
+
 func writeSpec(t *testing.T, text string) string {
 	p := filepath.Join(t.TempDir(), "s.yaml")
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
