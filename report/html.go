@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tokbench/tokbench/internal/safefile"
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
 
@@ -26,7 +27,7 @@ func label(r *record.Record) string { return cmp.Or(r.ModelID, r.ModelType) }
 // a legend says it; a series is named by the facets that differ between
 // the chart's series, so that two runs of one model read "x1" and "x4",
 // not its path twice.
-var facets = []func(r *record.Record) string{
+var facets = append([]func(r *record.Record) string{
 	modelName,
 	func(r *record.Record) string { return r.ModelFileType },
 	func(r *record.Record) string {
@@ -44,6 +45,37 @@ var facets = []func(r *record.Record) string{
 	func(r *record.Record) string { return fmt.Sprintf("-ncmoe %d", r.NCPUMoE) },
 	func(r *record.Record) string { return fmt.Sprintf("batch %d/%d", r.NBatch, r.NUBatch) },
 	func(r *record.Record) string { return r.Class() },
+}, knobFacets()...)
+
+// keyFixed are the settings every key writes, and those the facets
+// above say.
+var keyFixed = map[string]bool{"p": true, "n": true, "d": true, "np": true, "b": true, "ub": true, "t": true, "ngl": true,
+	"sm": true, "mg": true, "mmap": true, "fa": true, "ctk": true, "ctv": true, "sampling": true, "r": true, "warmup": true,
+	"seed": true, "ncmoe": true}
+
+// knobFacets are a facet for each knob of the settings table that keys
+// write when it is not its default and no facet above says ("nopo=true",
+// "poll=0"): a knob the table adds tells series apart with no facet
+// written for it.
+func knobFacets() []func(r *record.Record) string {
+	var out []func(r *record.Record) string
+	seen := map[string]bool{}
+	for _, st := range point.Settings {
+		name := st.KeyName
+		if name == "" || keyFixed[name] || seen[name] {
+			continue
+		}
+		seen[name] = true
+		out = append(out, func(r *record.Record) string {
+			for _, kv := range strings.Split(r.Key.String(), "|")[1:] {
+				if k, _, _ := strings.Cut(kv, "="); k == name {
+					return kv
+				}
+			}
+			return ""
+		})
+	}
+	return out
 }
 
 // plural is "1 thread", "2 threads".

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
 )
@@ -264,5 +265,28 @@ func TestHTMLChartsCPUMoE(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "Decode t/s against the layers whose experts stay in host memory") {
 		t.Error("no -ncmoe chart")
+	}
+}
+
+// Series that differ only in a knob no facet of its own says (-nopo,
+// --poll) are told apart by it, not drawn as one.
+func TestChartSeriesNamedByKnobs(t *testing.T) {
+	var recs []*record.Record
+	for _, nopo := range []bool{false, true} {
+		for _, d := range []int{0, 1024} {
+			p := point.Defaults(2)
+			p.Model, p.NPrompt, p.NDepth, p.Poll = "m.gguf", 0, d, "0"
+			p.NoOpOffload = point.Bit(nopo)
+			r := &record.Record{Key: p.Key(), Test: "tg128", Status: record.StatusOK, Settings: record.Settings{NGen: 128, NDepth: d}, Result: record.Result{AvgTs: 10}}
+			recs = append(recs, r)
+		}
+	}
+	ss := grouped(recs, facetDepth, func(r *record.Record) (float64, float64, float64, string) { return float64(r.NDepth), r.AvgTs, 0, "" })
+	if len(ss) != 2 || strings.Contains(ss[0].name, "nopo") || ss[1].name != "nopo=true" {
+		var names []string
+		for _, s := range ss {
+			names = append(names, s.name)
+		}
+		t.Errorf("series %q, want two told apart by nopo alone", names)
 	}
 }
