@@ -2,6 +2,10 @@ package report
 
 import (
 	"bytes"
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,5 +138,54 @@ func TestTableFits120(t *testing.T) {
 	}
 	if !strings.HasPrefix(out, "every test: ") || !strings.Contains(out, "type_k q8_0") || !strings.Contains(out, "not vouched for: the kernels timed alone") {
 		t.Errorf("table:\n%s", out)
+	}
+}
+
+// Grouped orders as a stable sort by the group's first place, the
+// settings' first place and the test's kind would: checked against one
+// on shuffled records of several models, settings and kinds.
+func TestGroupedIsTheStableOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var recs []record.Record
+	for i := range 300 {
+		r := record.Record{ModelID: fmt.Sprintf("m%d", rng.IntN(4)), Test: fmt.Sprint(i)}
+		r.Key.Threads = rng.IntN(3)
+		switch rng.IntN(3) {
+		case 0:
+			r.NPrompt = 8
+		case 1:
+			r.NGen = 8
+		default:
+			r.NPrompt, r.NGen = 8, 8
+		}
+		recs = append(recs, r)
+	}
+	want := slices.Clone(recs)
+	first, firstSet := map[string]int{}, map[string]int{}
+	for i := range want {
+		if _, ok := first[group(&want[i])]; !ok {
+			first[group(&want[i])] = i
+		}
+		if _, ok := firstSet[testSettings(&want[i])]; !ok {
+			firstSet[testSettings(&want[i])] = i
+		}
+	}
+	kind := func(r *record.Record) int {
+		if r.IsCombined() {
+			return 2
+		}
+		if r.IsPrompt() {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(want, func(a, b record.Record) int {
+		return cmp.Or(first[group(&a)]-first[group(&b)], firstSet[testSettings(&a)]-firstSet[testSettings(&b)], kind(&a)-kind(&b))
+	})
+	got := Grouped(recs)
+	for i := range want {
+		if got[i].Test != want[i].Test {
+			t.Fatalf("place %d: test %s, want %s", i, got[i].Test, want[i].Test)
+		}
 	}
 }

@@ -56,6 +56,12 @@ func writeClasses(w io.Writer, md bool, recs []record.Record, ref string, width 
 	}
 	var rows []*classRow
 	at := map[rowKey]*classRow{}
+	classAt := map[string]int{}
+	for j, c := range classes {
+		if _, dup := classAt[c]; !dup {
+			classAt[c] = j
+		}
+	}
 	for i := range recs {
 		r := &recs[i]
 		if !r.OK() {
@@ -71,10 +77,8 @@ func writeClasses(w io.Writer, md bool, recs []record.Record, ref string, width 
 			at[k] = x
 			rows = append(rows, x)
 		}
-		for j, c := range classes {
-			if c == r.Class() {
-				x.ts[j] = r.AvgTs
-			}
+		if j, ok := classAt[r.Class()]; ok {
+			x.ts[j] = r.AvgTs
 		}
 	}
 	head := []string{"model", "test"}

@@ -149,29 +149,49 @@ func writeJSON[T any](w io.Writer, lines bool, items []T) error {
 // pp+tg), keeping the order otherwise, as a sweep's closing table shows
 // them; it sorts recs in place.
 func Grouped(recs []record.Record) []record.Record {
-	out := recs // in place: a large file's records are not copied again
+	// Each record's place is found once (its key's text is costly), the
+	// order sorted as indices, and the records moved once each.
+	type rank struct{ group, set, kind, at int }
 	first, firstSet := map[string]int{}, map[string]int{}
-	for i, r := range out {
-		if _, ok := first[group(&r)]; !ok {
-			first[group(&r)] = i
+	ranks := make([]rank, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		g, set := group(r), testSettings(r)
+		if _, ok := first[g]; !ok {
+			first[g] = i
 		}
-		if _, ok := firstSet[testSettings(&r)]; !ok {
-			firstSet[testSettings(&r)] = i
+		if _, ok := firstSet[set]; !ok {
+			firstSet[set] = i
 		}
-	}
-	kind := func(r *record.Record) int {
+		ranks[i] = rank{first[g], firstSet[set], 1, i}
 		switch {
 		case r.IsCombined():
-			return 2
+			ranks[i].kind = 2
 		case r.IsPrompt():
-			return 0
+			ranks[i].kind = 0
 		}
-		return 1
 	}
-	slices.SortStableFunc(out, func(a, b record.Record) int {
-		return cmp.Or(first[group(&a)]-first[group(&b)], firstSet[testSettings(&a)]-firstSet[testSettings(&b)], kind(&a)-kind(&b))
+	slices.SortFunc(ranks, func(a, b rank) int {
+		return cmp.Or(a.group-b.group, a.set-b.set, a.kind-b.kind, a.at-b.at)
 	})
-	return out
+	// recs[i] takes the record at ranks[i].at: each cycle of the
+	// permutation is followed once, one record held aside.
+	for i := range ranks {
+		if ranks[i].at == i || ranks[i].at < 0 {
+			continue
+		}
+		held := recs[i]
+		j := i
+		for ranks[j].at != i {
+			next := ranks[j].at
+			recs[j] = recs[next]
+			ranks[j].at = -1
+			j = next
+		}
+		recs[j] = held
+		ranks[j].at = -1
+	}
+	return recs
 }
 
 // testSettings names a record's settings but for its test's token counts.
