@@ -310,5 +310,5 @@ func (l line) failed(path, what string, err error) error {
 	}
 	var v any
 	jerr := json.Unmarshal(l.text, &v) // says what is wrong
-	return fmt.Errorf("%s line %d is not %s: %v", path, l.n, what, jerr)
+	return fmt.Errorf("%s line %d is not %s: %w", path, l.n, what, jerr)
 }

@@ -125,7 +125,7 @@ func parseDist(s string) (dist, error) {
 		return d, fmt.Errorf("%q: use N, uniform:A-B, normal:MEAN,SD or list:N,N,...", s)
 	}
 	if err != nil {
-		return d, fmt.Errorf("%q: %v", s, err)
+		return d, fmt.Errorf("%q: %w", s, err)
 	}
 	return d, d.check(s)
 }
