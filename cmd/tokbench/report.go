@@ -40,6 +40,7 @@ func doReport(c *cli.Context) error {
 		if c.IsSet("output") || c.IsSet("out") {
 			return usagef("--sqlite appends to the database and prints nothing: drop -o and --out, or run tokbench report twice (once with --sqlite, once with -o/--out)")
 		}
+		streamingGC()
 		return report.SQLiteFile(c.Context, os.Stderr, c.Args().First(), db)
 	}
 	var tl report.Timeline

@@ -26,8 +26,9 @@ type duplicate struct {
 
 // Merged is the fleet's one answer: what a first reading of its files
 // chose (each point's record, by its place in the files), ready to be
-// written by a second. Memory grows with the points, a few dozen bytes
-// each (and a byte a record), never with the records themselves: a
+// written by a second. What the first reading keeps of each record (its
+// identity hashed, its place) is sorted on disk (spill), and so is what
+// Check needs of each point; memory holds a bit a record: a
 // fleet's 10^6 records are read one at a time, twice.
 type Merged struct {
 	Paths      []string
@@ -38,12 +39,12 @@ type Merged struct {
 	SpecHash   string
 	Classes    []string
 
-	points  map[pointID]chosen
-	firsts  [][]bool          // by file and record: the first of its point (where the merged file has it)
-	have    map[pointID]int32 // Check's: round 0 points by class and key, measured (-1) or why not (an index of why)
-	why     []Missing
-	threads map[string]map[int]int
-	shards  int
+	firsts   []bits    // by file and record: the first of its point (where the merged file has it)
+	chosenAt map[at]at // a point's first place, where its record kept is another (a requeued shard's)
+	have     *spill    // Check's: round 0 points by class and key, each measured (-1) or why not (an index of why), sorted
+	why      []Missing
+	threads  map[string]map[int]int
+	shards   int
 }
 
 // pointID is a record's identity, hashed: 16 bytes a point, where the
@@ -64,12 +65,11 @@ func hashID(s string) pointID {
 // at is a record's place: its file and its number there (from 0).
 type at struct{ file, n int32 }
 
-// chosen is one point: where it was first seen (its place in the merged
-// file) and the record kept for it.
-type chosen struct {
-	first, kept at
-	rank        int8
-}
+// bits are a bit a record.
+type bits []uint64
+
+func (b bits) get(i int32) bool { return int(i>>6) < len(b) && b[i>>6]&(1<<(i&63)) != 0 }
+func (b bits) set(i int32)      { b[i>>6] |= 1 << (i & 63) }
 
 // identity is a record's point in a fleet: its hardware class (a fleet
 // of several classes measures each point once per class), its key, its
@@ -102,33 +102,22 @@ func rank(s record.Status) int8 {
 // the complete record, else the first), in the order first seen. Files
 // of different sweeps (spec hashes) are refused. Write writes the answer.
 func Merge(paths []string) (*Merged, error) {
-	m := &Merged{Paths: paths, points: map[pointID]chosen{}, have: map[pointID]int32{}, threads: map[string]map[int]int{}}
+	m := &Merged{Paths: paths, chosenAt: map[at]at{}, threads: map[string]map[int]int{}}
 	hashes := map[string][]string{}
 	var blocks []record.Quality
-	m.firsts = make([][]bool, len(paths))
+	var ids, haves spill
+	defer ids.close()
+	defer haves.close()
+	counts := make([]int32, len(paths))
 	for f, path := range paths {
-		n := int32(0)
 		_, torn, err := record.EachWith(path, identify, func(r *record.Record, p identified) error {
-			here := at{int32(f), n}
-			n++
-			m.firsts[f] = append(m.firsts[f], false)
+			here := at{int32(f), counts[f]}
+			counts[f]++
 			if r.SpecSHA256 != "" && !slices.Contains(hashes[r.SpecSHA256], path) {
 				hashes[r.SpecSHA256] = append(hashes[r.SpecSHA256], path)
 			}
-			m.note(r, p)
-			c, seen := m.points[p.id]
-			switch {
-			case !seen:
-				m.points[p.id] = chosen{first: here, kept: here, rank: rank(r.Status)}
-				m.firsts[f][here.n] = true
-				m.Records++
-			case rank(r.Status) < c.rank:
-				m.Duplicates = append(m.Duplicates, duplicate{p.text, path, paths[c.kept.file]})
-				c.kept, c.rank = here, rank(r.Status)
-				m.points[p.id] = c
-			default:
-				m.Duplicates = append(m.Duplicates, duplicate{p.text, paths[c.kept.file], path})
-			}
+			m.note(r, p, here, &haves)
+			ids.add(entry{p.id, here, int32(rank(r.Status))})
 			return nil
 		})
 		if err != nil {
@@ -153,7 +142,101 @@ func Merge(paths []string) (*Merged, error) {
 		m.SpecHash = h
 	}
 	m.Quality = record.Latest(blocks)
-	return m, nil
+	m.firsts = make([]bits, len(paths))
+	for f, n := range counts {
+		m.firsts[f] = make(bits, (n+63)/64)
+	}
+	dups, err := m.choose(&ids)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.nameDuplicates(dups); err != nil {
+		return nil, err
+	}
+	m.have = &spill{}
+	err = haves.groups(func(g []entry) error {
+		// Measured once measured; else the last reason it was not.
+		state := g[len(g)-1].v
+		if slices.ContainsFunc(g, func(e entry) bool { return e.v < 0 }) {
+			state = -1
+		}
+		m.have.add(entry{key: g[0].key, v: state})
+		return nil
+	})
+	return m, err
+}
+
+// Close removes what Merge keeps on disk for Check.
+func (m *Merged) Close() {
+	if m.have != nil {
+		m.have.close()
+	}
+}
+
+// dupAt is a duplicate found where the record at was read: the files
+// of the record kept and of the one dropped then.
+type dupAt struct {
+	at         at
+	kept, drop int32
+}
+
+// choose takes each point's record, as reading the records in order
+// would: its first, replaced by a later one that ranks before it (a
+// measurement before a failure before a skip); it marks each point's
+// first place and says the duplicates where they were read.
+func (m *Merged) choose(ids *spill) ([]dupAt, error) {
+	var dups []dupAt
+	err := ids.groups(func(g []entry) error {
+		m.Records++
+		first, kept := g[0].at, g[0]
+		for _, e := range g[1:] {
+			if e.v < kept.v {
+				dups = append(dups, dupAt{e.at, e.at.file, kept.at.file})
+				kept = e
+			} else {
+				dups = append(dups, dupAt{e.at, kept.at.file, e.at.file})
+			}
+		}
+		m.firsts[first.file].set(first.n)
+		if kept.at != first {
+			m.chosenAt[first] = kept.at
+		}
+		return nil
+	})
+	slices.SortFunc(dups, func(a, b dupAt) int { return cmp.Or(cmp.Compare(a.at.file, b.at.file), cmp.Compare(a.at.n, b.at.n)) })
+	return dups, err
+}
+
+// nameDuplicates names each duplicate's point, in the order they were
+// read: a pass of its own over the files where they were read.
+func (m *Merged) nameDuplicates(dups []dupAt) error {
+	if len(dups) == 0 {
+		return nil
+	}
+	names := map[at]string{}
+	files := map[int32]bool{}
+	for _, d := range dups {
+		names[d.at], files[d.at.file] = "", true
+	}
+	for f, path := range m.Paths {
+		if !files[int32(f)] {
+			continue
+		}
+		n := int32(0)
+		if _, _, err := record.Each(path, func(r *record.Record) error {
+			if _, ok := names[at{int32(f), n}]; ok {
+				names[at{int32(f), n}] = identity(r)
+			}
+			n++
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	for _, d := range dups {
+		m.Duplicates = append(m.Duplicates, duplicate{names[d.at], m.Paths[d.kept], m.Paths[d.drop]})
+	}
+	return nil
 }
 
 // identified is what a record is merged by, found beside its decoding
@@ -171,8 +254,8 @@ func identify(r *record.Record) identified {
 
 // note keeps what Check, Threads and ShardCount need of a record: its
 // class, its threads, the sweep's shard count, and whether its point was
-// measured (the last record of a round-0 point says).
-func (m *Merged) note(r *record.Record, p identified) {
+// measured (to haves: resolved once all are read).
+func (m *Merged) note(r *record.Record, p identified, here at, haves *spill) {
 	if m.threads[p.class] == nil {
 		m.threads[p.class] = map[int]int{}
 		m.Classes = append(m.Classes, p.class)
@@ -182,13 +265,12 @@ func (m *Merged) note(r *record.Record, p identified) {
 		fmt.Sscan(n, &m.shards)
 	}
 	if r.Round == 0 {
-		switch old, seen := m.have[p.point]; {
-		case r.Status == record.StatusOK:
-			m.have[p.point] = -1
-		case !seen || old >= 0:
-			m.have[p.point] = int32(len(m.why))
+		state := int32(-1)
+		if r.Status != record.StatusOK {
+			state = int32(len(m.why))
 			m.why = append(m.why, Missing{Status: r.Status, Reason: r.Reason})
 		}
+		haves.add(entry{p.point, here, state})
 	}
 }
 
@@ -213,20 +295,48 @@ func (m *Merged) Check(want func(class string) ([]Owed, error)) ([]Missing, erro
 	if len(classes) == 0 {
 		classes = []string{""}
 	}
-	var out []Missing
+	// The owed points, hashed as Merge hashed the measured ones, are
+	// joined with them in the order of their hashes.
+	type owedAt struct {
+		class string
+		owed  Owed
+		id    pointID
+		found bool
+		state int32 // found: measured (-1), or why not (an index of why)
+	}
+	var all []*owedAt
 	for _, class := range classes {
 		owed, err := want(class)
 		if err != nil {
 			return nil, err
 		}
 		for _, o := range owed {
-			i, ok := m.have[hashID(class+"|"+o.Key.String())]
-			switch {
-			case !ok:
-				out = append(out, Missing{Class: class, Owed: o})
-			case i >= 0:
-				out = append(out, Missing{Class: class, Owed: o, Status: m.why[i].Status, Reason: m.why[i].Reason})
+			all = append(all, &owedAt{class: class, owed: o, id: hashID(class + "|" + o.Key.String())})
+		}
+	}
+	byID := slices.Clone(all)
+	slices.SortFunc(byID, func(a, b *owedAt) int { return compareIDs(a.id, b.id) })
+	i := 0
+	if m.have != nil {
+		if err := m.have.groups(func(g []entry) error {
+			for ; i < len(byID) && compareIDs(byID[i].id, g[0].key) < 0; i++ {
 			}
+			for j := i; j < len(byID) && byID[j].id == g[0].key; j++ {
+				byID[j].found, byID[j].state = true, g[0].v
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	var out []Missing
+	for _, o := range all {
+		switch {
+		case !o.found:
+			out = append(out, Missing{Class: o.class, Owed: o.owed})
+		case o.state >= 0:
+			w := m.why[o.state]
+			out = append(out, Missing{Class: o.class, Owed: o.owed, Status: w.Status, Reason: w.Reason})
 		}
 	}
 	return out, nil
@@ -301,13 +411,9 @@ func (m *Merged) write(w *record.Writer) error {
 	// A point whose record was chosen over its first (a requeued shard's
 	// measurement of a point that failed) gets that record at its first
 	// place: read first, in a pass of its own (they are few).
-	chosenAt := map[at]at{}
 	later := map[at]record.Line{}
-	for _, c := range m.points {
-		if c.kept != c.first {
-			chosenAt[c.first] = c.kept
-			later[c.kept] = nil
-		}
+	for _, kept := range m.chosenAt {
+		later[kept] = nil
 	}
 	if len(later) > 0 {
 		if err := m.each(func(here at, line record.Line) error {
@@ -323,10 +429,10 @@ func (m *Merged) write(w *record.Writer) error {
 		err := m.each(func(here at, line record.Line) error {
 			// (A record past those read first, written since, is not
 			// the merge's.)
-			if int(here.n) >= len(m.firsts[here.file]) || !m.firsts[here.file][here.n] {
+			if !m.firsts[here.file].get(here.n) {
 				return nil
 			}
-			if k, ok := chosenAt[here]; ok {
+			if k, ok := m.chosenAt[here]; ok {
 				line = later[k]
 			}
 			return emit(line)

@@ -1,8 +1,10 @@
 package fleet
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +134,52 @@ func TestMergeKeepsBuilds(t *testing.T) {
 	m, err = Merge([]string{file(t, dir, "c", tb(t0)), file(t, dir, "d", tb(t0.Add(time.Hour)))})
 	if err != nil || m.Records != 1 || len(m.Duplicates) != 1 {
 		t.Fatalf("a requeued point: %v: %d records, %d duplicates", err, m.Records, len(m.Duplicates))
+	}
+}
+
+// What a merge keeps of each record is sorted on disk when it is more
+// than a run: the same answer as sorted in memory, whatever the runs.
+func TestMergeSortsOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	statuses := []record.Status{record.StatusOK, record.StatusFailed, record.StatusSkipped}
+	for f := range 4 {
+		var recs []record.Record
+		for i := range 60 {
+			// Points repeat across files and within them, in all three
+			// statuses; two classes.
+			n := (i*7 + f*13) % 41
+			recs = append(recs, rec("m", n, statuses[(i+f)%3], []string{"X", "Y"}[(i/5)%2], "0/1"))
+		}
+		paths = append(paths, file(t, dir, fmt.Sprint("s", f), recs...))
+	}
+	want := func(string) ([]Owed, error) {
+		var out []Owed
+		for n := range 45 {
+			out = append(out, Owed{Key: point.Key{Model: "m", NGen: n, Threads: 2}})
+		}
+		return out, nil
+	}
+	answer := func(run int) (string, []duplicate, []Missing) {
+		defer func(old int) { spillRun = old }(spillRun)
+		spillRun = run
+		out := filepath.Join(dir, fmt.Sprint("merged-", run))
+		m, _ := merged(t, out, paths...)
+		missing, err := m.Check(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(out)
+		return string(b), m.Duplicates, missing
+	}
+	file0, dups0, missing0 := answer(1 << 16)
+	if len(dups0) == 0 || len(missing0) == 0 {
+		t.Fatalf("%d duplicates, %d missing: the test needs both", len(dups0), len(missing0))
+	}
+	for _, run := range []int{1, 7, 64} {
+		f, dups, missing := answer(run)
+		if f != file0 || !slices.Equal(dups, dups0) || !slices.Equal(missing, missing0) {
+			t.Errorf("runs of %d: a different answer (%d duplicates, %d missing; in memory %d, %d)", run, len(dups), len(missing), len(dups0), len(missing0))
+		}
 	}
 }
