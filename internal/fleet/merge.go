@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tokbench/tokbench/point"
@@ -74,8 +75,11 @@ func (b bits) set(i int32)      { b[i>>6] |= 1 << (i & 63) }
 // identity is a record's point in a fleet: its hardware class (a fleet
 // of several classes measures each point once per class), its key, its
 // round and its build (and, for llama-bench's records, its time).
-func identity(r *record.Record) string {
-	id := fmt.Sprintf("%s|%s|round=%d|build=%s", r.Class(), r.Key, r.Round, r.BuildID())
+func identity(r *record.Record) string { return identityOf(r, r.Class(), r.Key.String()) }
+
+// identityOf is identity with the record's class and key text given.
+func identityOf(r *record.Record, class, key string) string {
+	id := class + "|" + key + "|round=" + strconv.Itoa(r.Round) + "|build=" + r.BuildID()
 	// llama-bench appends every run of a test: another time is another
 	// measurement, not a copy (a requeued shard of tokbench's measures
 	// its point again, and that one is a duplicate).
@@ -243,13 +247,13 @@ func (m *Merged) nameDuplicates(dups []dupAt) error {
 // (record.EachWith: on every core): its identity, hashed, its class, and
 // its point in that class, hashed.
 type identified struct {
-	text, class string
-	id, point   pointID
+	class     string
+	id, point pointID
 }
 
 func identify(r *record.Record) identified {
-	text, class := identity(r), r.Class()
-	return identified{text: text, class: class, id: hashID(text), point: hashID(class + "|" + r.Key.String())}
+	class, key := r.Class(), r.Key.String()
+	return identified{class: class, id: hashID(identityOf(r, class, key)), point: hashID(class + "|" + key)}
 }
 
 // note keeps what Check, Threads and ShardCount need of a record: its
