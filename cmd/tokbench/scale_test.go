@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -22,13 +23,21 @@ func TestMemoryStaysFlat(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", gen, "../../bench/scalegen").CombinedOutput(); err != nil {
 		t.Fatalf("build scalegen: %v\n%s", err, out)
 	}
-	peak := func(args ...string) int64 {
+	// The lower of two runs' peaks: a collection's timing moves one run's
+	// by a tenth.
+	peak := func(args func(run int) []string) int64 {
 		t.Helper()
-		cmd := exec.Command(binPath, args...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, out)
+		var low int64
+		for i := range 2 {
+			cmd := exec.Command(binPath, args(i)...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+			}
+			if rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss; i == 0 || rss < low {
+				low = rss
+			}
 		}
-		return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+		return low
 	}
 	peaks := map[string][2]int64{}
 	for i, n := range []int{20000, 200000} {
@@ -40,11 +49,21 @@ func TestMemoryStaysFlat(t *testing.T) {
 		}
 		files, _ := filepath.Glob(filepath.Join(shards, "*.jsonl"))
 		p := peaks["merge"]
-		p[i] = peak(append(append([]string{"merge"}, files...), "--out", filepath.Join(dir, "merged.jsonl"))...)
+		p[i] = peak(func(int) []string {
+			return append(append([]string{"merge"}, files...), "--out", filepath.Join(dir, "merged.jsonl"))
+		})
 		peaks["merge"] = p
 		p = peaks["report --sqlite"]
-		p[i] = peak("report", all, "--sqlite", filepath.Join(dir, strconv.Itoa(n)+".sqlite"))
+		p[i] = peak(func(run int) []string {
+			return []string{"report", all, "--sqlite", filepath.Join(dir, strconv.Itoa(n*10+run)+".sqlite")} // a new database each
+		})
 		peaks["report --sqlite"] = p
+		// What this size wrote goes before the next: 2x10^5 records and
+		// their databases are a GB.
+		dbs, _ := filepath.Glob(filepath.Join(dir, "*.sqlite"))
+		for _, f := range append(dbs, all, shards) {
+			os.RemoveAll(f)
+		}
 	}
 	for name, p := range peaks {
 		t.Logf("%s: %d MB at 2x10^4 records, %d MB at 2x10^5", name, p[0]>>10, p[1]>>10)
