@@ -223,15 +223,15 @@ func (p *Point) add(r *record.Record, minEffect float64) {
 // file's name.
 func name(r *record.Record) string { return cmp.Or(r.ModelID, filepath.Base(r.ModelFile)) }
 
-// verdict is what a comparison says of a point.
-type verdict string
+// Verdict is what a comparison says of a point.
+type Verdict string
 
 // Verdicts.
 const (
-	same       verdict = "~" // no significant change of at least the minimum effect
-	faster     verdict = "faster"
-	slower     verdict = "slower"
-	NoBaseline verdict = "no baseline" // the baseline lacks the point
+	same       Verdict = "~" // no significant change of at least the minimum effect
+	faster     Verdict = "faster"
+	slower     Verdict = "slower"
+	NoBaseline Verdict = "no baseline" // the baseline lacks the point
 )
 
 // Row is one point of a comparison.
@@ -240,7 +240,7 @@ type Row struct {
 	Old, New         float64 // medians, t/s
 	Delta            float64 // (new - old) / old
 	P                float64
-	Verdict          verdict
+	Verdict          Verdict
 	Warning          string // why no difference could be seen, if the samples were too few
 	Regression       bool
 }
@@ -284,7 +284,7 @@ func Compare(f *File, recs []record.Record, alpha, minEffect float64) ([]Row, er
 // between two sets of samples: a change when the Mann–Whitney p-value is
 // below alpha and the change is at least minEffect. Baselines and the
 // comparison of two files both judge with it.
-func judge(old, new []float64, delta, alpha, minEffect float64) (p float64, warning string, v verdict) {
+func judge(old, new []float64, delta, alpha, minEffect float64) (p float64, warning string, v Verdict) {
 	p, warning = stats.MannWhitney(old, new, alpha)
 	switch {
 	case p >= alpha || math.Abs(delta) < minEffect:

@@ -34,14 +34,14 @@ type Diff struct {
 	// out 1. Lo and Hi are NaN when the test cannot be tested.
 	Ratio   stats.Ratio
 	P       float64 // two-sided, for this test alone; NaN if untestable
-	Verdict verdict
+	Verdict Verdict
 	Warning string
 	logD    float64 // log(Ratio.Est)
 	se      float64 // its standard error
 }
 
 // notTestable is the verdict of a test with one sample on a side.
-const notTestable verdict = "not testable"
+const notTestable Verdict = "not testable"
 
 // Gate is the comparison's verdict as a whole, the one a CI acts on. Its
 // false alarms are bounded at alpha over the whole comparison: half of
@@ -279,7 +279,7 @@ func DiffSides(a, b *Side, alpha, minEffect float64) (diffs []Diff, gate Gate, u
 // verdictOf is the direction of a change when its interval leaves out 1
 // by at least the minimum effect's side, else no change: the verdict
 // never disagrees with its interval.
-func verdictOf(r stats.Ratio, minEffect float64) verdict {
+func verdictOf(r stats.Ratio, minEffect float64) Verdict {
 	switch {
 	case r.Hi < 1 && r.Est <= 1-minEffect:
 		return slower

@@ -74,14 +74,14 @@ type QualityRow struct {
 	Model      string
 	Old, New   *quality.Figures // Old nil: not in the baseline
 	Delta      float64          // of the mean KLD
-	Verdict    verdict
+	Verdict    Verdict
 	Regression bool
 }
 
 // Quality verdicts.
 const (
-	Worse  verdict = "worse quality"
-	Better verdict = "better quality"
+	Worse  Verdict = "worse quality"
+	Better Verdict = "better quality"
 )
 
 // CompareQuality sets each quality block against the baseline: a mean KLD

@@ -34,14 +34,14 @@ const (
 	OllamaVersion = "v0.17.4"
 )
 
-// logLevel selects which llama.cpp log messages reach stderr.
-type logLevel int
+// LogLevel selects which llama.cpp log messages reach stderr.
+type LogLevel int
 
 const (
-	LogDebug logLevel = C.GGML_LOG_LEVEL_DEBUG
-	LogInfo  logLevel = C.GGML_LOG_LEVEL_INFO
-	logWarn  logLevel = C.GGML_LOG_LEVEL_WARN
-	LogError logLevel = C.GGML_LOG_LEVEL_ERROR
+	LogDebug LogLevel = C.GGML_LOG_LEVEL_DEBUG
+	LogInfo  LogLevel = C.GGML_LOG_LEVEL_INFO
+	LogWarn  LogLevel = C.GGML_LOG_LEVEL_WARN
+	LogError LogLevel = C.GGML_LOG_LEVEL_ERROR
 )
 
 // Options configure the process-wide backend.
@@ -50,7 +50,7 @@ type Options struct {
 	// (libggml-cuda.so, ...). Empty: $TOKBENCH_BACKEND_DIR, then the
 	// binary's folder and ../lib/tokbench beside it.
 	BackendDirs []string
-	Log         logLevel
+	Log         LogLevel
 }
 
 var (

@@ -26,13 +26,13 @@ type ModelOptions struct {
 // Model is a loaded llama.cpp model. Close frees it.
 type Model struct {
 	m        *C.struct_llama_model
-	Info     info
+	Info     Info
 	switches point.Switches // its contexts' switches (no_op_offload)
 }
 
-// info is the model as llama.cpp reports it, with the experts of its
+// Info is the model as llama.cpp reports it, with the experts of its
 // header.
-type info struct {
+type Info struct {
 	Path              string
 	Desc, FileType    string // llama.cpp's description ("llama 8B Q4_K - Medium"), q4_k_m
 	Size, NParams     uint64 // bytes of weights, parameters
@@ -74,7 +74,7 @@ func LoadModel(path string, h gguf.Hparams, opts ModelOptions) (*Model, error) {
 		return nil, cerr("load model "+path, "check that the file is a complete model of an architecture this llama.cpp supports, and that there is memory for it")
 	}
 	md := &Model{m: m, switches: opts.Placement.Switches}
-	md.Info = info{Path: path, Desc: md.desc(), FileType: md.fileType(), NExpert: int(h.NExpert),
+	md.Info = Info{Path: path, Desc: md.desc(), FileType: md.fileType(), NExpert: int(h.NExpert),
 		Size: uint64(C.llama_model_size(m)), NParams: uint64(C.llama_model_n_params(m)),
 		NLayer: int(C.llama_model_n_layer(m)), NEmbd: int(C.llama_model_n_embd(m)),
 		NHead: int(C.llama_model_n_head(m)), NHeadKV: int(C.llama_model_n_head_kv(m)),

@@ -29,7 +29,7 @@ func LoadVocab(path string) (*Model, error) {
 	if m == nil {
 		return nil, cerr("load the vocabulary of "+path, "check that the file is a complete model")
 	}
-	return &Model{m: m, Info: info{Path: path, NVocab: int(C.llama_vocab_n_tokens(C.llama_model_get_vocab(m)))}}, nil
+	return &Model{m: m, Info: Info{Path: path, NVocab: int(C.llama_vocab_n_tokens(C.llama_model_get_vocab(m)))}}, nil
 }
 
 // Tokenize turns text into the model's tokens with llama.cpp's tokenizer,

@@ -347,8 +347,10 @@ func (s *Setting) Typed(sw Switches) any {
 	switch {
 	case s.Type == 'b':
 		return v == "true"
-	case s.Type == 'i' && (v == "true" || v == "false"):
-		return map[bool]int{false: 0, true: 1}[v == "true"]
+	case s.Type == 'i' && v == "true":
+		return 1
+	case s.Type == 'i' && v == "false":
+		return 0
 	case s.Type == 'i':
 		return atoi(v)
 	}

@@ -80,7 +80,7 @@ func Run(ctx context.Context, points []point.Point, env plan.Env, o Options) (*R
 	}
 	grid.Dropped = o.Dropped
 	sum := &Result{Records: old, Total: len(grid.Points) + len(grid.Skipped)}
-	stamp := stamp{Rounds: rounds, SpecSHA256: o.SpecHash, Shard: o.Shard, peaks: o.Peaks}
+	stamp := Stamp{Rounds: rounds, SpecSHA256: o.SpecHash, Shard: o.Shard, peaks: o.Peaks}
 	if o.Peaks != nil {
 		stamp.PeaksDir = o.Peaks.Dir
 	}

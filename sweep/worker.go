@@ -31,7 +31,7 @@ type WorkerRequest struct {
 	TelemetryRate int           `json:"telemetry_rate,omitempty"` // Hz; 0: off
 	TelemetryOut  string        `json:"telemetry_out,omitempty"`  // raw samples, appended per point
 	Points        []point.Point `json:"points"`
-	Stamp         stamp         `json:"stamp"`
+	Stamp         Stamp         `json:"stamp"`
 }
 
 // WorkerEvent is one line of a worker's stdout: a point started, a
@@ -43,11 +43,11 @@ type WorkerEvent struct {
 	Stopped bool            `json:"stopped,omitempty"`
 }
 
-// stamp is what a sweep adds to each of its records before it is
+// Stamp is what a sweep adds to each of its records before it is
 // written: the round, the spec and shard, the roofline. A worker stamps
 // its own records, so that each is encoded once, there, and written to
 // the results file as it came.
-type stamp struct {
+type Stamp struct {
 	Round, Rounds int    `json:",omitempty"`
 	SpecSHA256    string `json:",omitempty"`
 	Shard         string `json:",omitempty"`
@@ -56,7 +56,7 @@ type stamp struct {
 }
 
 // Apply stamps r.
-func (s *stamp) Apply(r *record.Record) {
+func (s *Stamp) Apply(r *record.Record) {
 	if s.Rounds > 1 && r.Rounds == 0 {
 		r.Round, r.Rounds = s.Round, s.Rounds
 	}

@@ -19,8 +19,8 @@ import (
 	"github.com/tokbench/tokbench/record"
 )
 
-// duplicate is a point found twice: the record kept and the one dropped.
-type duplicate struct {
+// Duplicate is a point found twice: the record kept and the one dropped.
+type Duplicate struct {
 	Point      string
 	Kept, Drop string // the files
 }
@@ -36,7 +36,7 @@ type Merged struct {
 	Torn       []bool // each file's torn last line was ignored
 	Records    int    // the records Write writes: one a point
 	Quality    []record.Quality
-	Duplicates []duplicate
+	Duplicates []Duplicate
 	SpecHash   string
 	Classes    []string
 
@@ -238,7 +238,7 @@ func (m *Merged) nameDuplicates(dups []dupAt) error {
 		}
 	}
 	for _, d := range dups {
-		m.Duplicates = append(m.Duplicates, duplicate{names[d.at], m.Paths[d.kept], m.Paths[d.drop]})
+		m.Duplicates = append(m.Duplicates, Duplicate{names[d.at], m.Paths[d.kept], m.Paths[d.drop]})
 	}
 	return nil
 }

@@ -160,7 +160,7 @@ func TestMergeSortsOnDisk(t *testing.T) {
 		}
 		return out, nil
 	}
-	answer := func(run int) (string, []duplicate, []Missing) {
+	answer := func(run int) (string, []Duplicate, []Missing) {
 		defer func(old int) { spillRun = old }(spillRun)
 		spillRun = run
 		out := filepath.Join(dir, fmt.Sprint("merged-", run))
