@@ -52,6 +52,7 @@ func merged(t *testing.T, out string, paths ...string) (*Merged, []record.Record
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(m.Close)
 	if err := m.Write(out); err != nil {
 		t.Fatal(err)
 	}
