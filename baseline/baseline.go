@@ -160,32 +160,13 @@ func loadPerThreads(dir, class string) (*File, error) {
 // Save writes the baseline to dir/CLASS.json.
 func (f *File) Save(dir string) (string, error) { return gpu.SaveClass(dir, f.Class, f) }
 
-// merge adds records' samples to a baseline (nil: a new one), each record
-// a run of its point, and sets each point's expected range: the median
-// plus or minus the larger of 3 robust sigmas and minEffect of the
-// median, the sigma from the runs' medians once there are MinRuns of them.
-func merge(f *File, recs []record.Record, minEffect float64) (*File, error) {
-	class, err := classOf(recs)
-	if err != nil {
-		return nil, err
-	}
-	if f == nil {
-		f = NewFile(class)
-	}
-	if f.Class != class {
-		return nil, fmt.Errorf("results are of class %s, the baseline of %s", class, f.Class)
-	}
-	for i := range recs {
-		f.Add(&recs[i], minEffect)
-	}
-	f.Updated = time.Now().UTC().Truncate(time.Second)
-	return f, nil
-}
-
-// Add adds a record's samples to the baseline, as a run of its point
-// (Merge; a failed record or one without samples adds nothing): one
-// record at a time, so that a fleet's results are never held whole. The
-// record must be of the baseline's class.
+// Add adds a record's samples to the baseline, as a run of its point (a
+// failed record or one without samples adds nothing), and sets the
+// point's expected range: the median plus or minus the larger of 3
+// robust sigmas and minEffect of the median, the sigma from the runs'
+// medians once there are minRuns of them. One record at a time, so that
+// a fleet's results are never held whole; the record must be of the
+// baseline's class.
 func (f *File) Add(r *record.Record, minEffect float64) {
 	if r.Status != record.StatusOK || len(r.SamplesTs) == 0 {
 		return

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
@@ -131,4 +132,24 @@ func TestLoadPerThreadFiles(t *testing.T) {
 	if p := f.Points[identity(&recs("Xeon", 1, nil)[0])]; p == nil || p.MedianTs != 2000 {
 		t.Errorf("the 8-thread point: %+v", p)
 	}
+}
+
+// merge adds records to a baseline (nil: a new one) as baseline create
+// does, refusing records of another class.
+func merge(f *File, recs []record.Record, minEffect float64) (*File, error) {
+	class, err := classOf(recs)
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		f = NewFile(class)
+	}
+	if f.Class != class {
+		return nil, fmt.Errorf("results are of class %s, the baseline of %s", class, f.Class)
+	}
+	for i := range recs {
+		f.Add(&recs[i], minEffect)
+	}
+	f.Updated = time.Now().UTC().Truncate(time.Second)
+	return f, nil
 }
