@@ -41,8 +41,23 @@ var (
 
 // knobs is the key's text for the knobs that are set.
 func (k Key) knobs() string {
-	p := Point{Placement: k.Placement, Threading: k.Threading, NoKVOffload: k.NoKVOffload}
+	p := k.knobPoint()
 	return knobText(&p, escapeKey.Replace)
+}
+
+// knobPoint is a point of the key's knobs.
+func (k Key) knobPoint() Point {
+	return Point{Placement: k.Placement, Threading: k.Threading, NoKVOffload: k.NoKVOffload}
+}
+
+// Knob is a knob's value as the key writes it (unescaped), "" at its
+// default.
+func (k Key) Knob(s *Setting) string {
+	p := k.knobPoint()
+	if v := s.Get(&p); v != s.Default {
+		return v
+	}
+	return ""
 }
 
 // String is the key's text form:

@@ -47,30 +47,22 @@ var facets = append([]func(r *record.Record) string{
 	func(r *record.Record) string { return r.Class() },
 }, knobFacets()...)
 
-// keyFixed are the settings every key writes, and those the facets
-// above say.
-var keyFixed = map[string]bool{"p": true, "n": true, "d": true, "np": true, "b": true, "ub": true, "t": true, "ngl": true,
-	"sm": true, "mg": true, "mmap": true, "fa": true, "ctk": true, "ctv": true, "sampling": true, "r": true, "warmup": true,
-	"seed": true, "ncmoe": true}
-
-// knobFacets are a facet for each knob of the settings table that keys
-// write when it is not its default and no facet above says ("nopo=true",
-// "poll=0"): a knob the table adds tells series apart with no facet
-// written for it.
+// knobFacets are a facet for each knob of the settings table (a setting
+// a key writes when it is not its default) that no facet above says
+// (-ncmoe's does): "nopo=true", "poll=0". A knob the table adds tells
+// series apart with no facet written for it.
 func knobFacets() []func(r *record.Record) string {
 	var out []func(r *record.Record) string
-	seen := map[string]bool{}
-	for _, st := range point.Settings {
-		name := st.KeyName
-		if name == "" || keyFixed[name] || seen[name] {
+	seen := map[string]bool{"ncmoe": true}
+	for i := range point.Settings {
+		st := &point.Settings[i]
+		if st.KeyName == "" || seen[st.KeyName] {
 			continue
 		}
-		seen[name] = true
+		seen[st.KeyName] = true
 		out = append(out, func(r *record.Record) string {
-			for _, kv := range strings.Split(r.Key.String(), "|")[1:] {
-				if k, _, _ := strings.Cut(kv, "="); k == name {
-					return kv
-				}
+			if v := r.Key.Knob(st); v != "" {
+				return st.KeyName + "=" + v
 			}
 			return ""
 		})
