@@ -27,7 +27,7 @@ func recs(cpu string, scale float64, noise []float64) []record.Record {
 		r := record.Record{Key: point.Key{Model: "/models/m.gguf", NPrompt: 512 * (1 - i), NGen: 128 * i, Reps: 5}, Test: test, Status: record.StatusOK}
 		r.Backend, r.CPUInfo, r.HostName = "CPU", cpu, "box-1"
 		r.ModelFile, r.ModelParams, r.ModelFileType, r.ModelSHA256 = "/models/m.gguf", 8e9, "q4_0", "5eed"
-		r.NThreads, r.NPrompt, r.NGen, r.SamplesTs = 8, 512*(1-i), 128*i, s
+		r.Threads, r.NPrompt, r.NGen, r.SamplesTs = 8, 512*(1-i), 128*i, s
 		out = append(out, r)
 	}
 	return out

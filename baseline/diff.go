@@ -75,7 +75,7 @@ const minSpread = 0.001
 // that changes the result; not the build, the machine or the tool.
 func diffKey(r *record.Record) []string {
 	return []string{r.ModelType, fmt.Sprint(r.ModelParams), r.Test,
-		fmt.Sprintf("b=%d", r.NBatch), fmt.Sprintf("ub=%d", r.NUBatch), fmt.Sprintf("t=%d", r.NThreads),
+		fmt.Sprintf("b=%d", r.NBatch), fmt.Sprintf("ub=%d", r.NUBatch), fmt.Sprintf("t=%d", r.Threads),
 		fmt.Sprintf("ngl=%d", r.NGPULayers), fmt.Sprintf("ncmoe=%d", r.NCPUMoE), "sm=" + r.SplitMode, fmt.Sprintf("mg=%d", r.MainGPU),
 		fmt.Sprintf("fa=%d", int(r.FlashAttn)), "ctk=" + r.TypeK, "ctv=" + r.TypeV, fmt.Sprintf("nkvo=%t", r.NoKVOffload),
 		fmt.Sprintf("mmap=%t", r.UseMmap), "ot=" + cmp.Or(r.TensorOverrides, "none"), "sampling=" + cmp.Or(r.Sampling, "none")}

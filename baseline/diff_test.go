@@ -11,7 +11,7 @@ import (
 
 func diffRec(test string, threads int, samples ...float64) record.Record {
 	r := record.Record{Test: test, Status: record.StatusOK}
-	r.ModelType, r.ModelParams, r.NThreads, r.SamplesTs = "llama 56M Q4_0", 56e6, threads, samples
+	r.ModelType, r.ModelParams, r.Threads, r.SamplesTs = "llama 56M Q4_0", 56e6, threads, samples
 	return r
 }
 

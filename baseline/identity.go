@@ -20,7 +20,7 @@ func identity(r *record.Record) string {
 	}
 	k := r.Key
 	return fmt.Sprintf("%s|p=%d|n=%d|d=%d|np=%d|b=%d|ub=%d|t=%d|ngl=%s|sm=%s|mg=%d|fa=%s|ctk=%s|ctv=%s|sampling=%s",
-		model, r.NPrompt, r.NGen, r.NDepth, r.NParallel, r.NBatch, r.NUBatch, r.NThreads, layers(r), r.SplitMode, r.MainGPU,
+		model, r.NPrompt, r.NGen, r.NDepth, r.NParallel, r.NBatch, r.NUBatch, r.Threads, layers(r), r.SplitMode, r.MainGPU,
 		r.FlashAttn, r.TypeK, r.TypeV, k.Sampling)
 }
 

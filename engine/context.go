@@ -23,14 +23,12 @@ import (
 
 // ContextOptions are llama_context_params a benchmark varies.
 type ContextOptions struct {
-	NCtx      int
-	NBatch    int
-	NUBatch   int
+	NCtx int
+	// Shape is the batches, the threads and the KV cache's types ("":
+	// f16); its layers are the model's, not the context's.
+	point.Shape
 	NSeqMax   int
-	Threads   int
 	FlashAttn point.FlashAttn
-	TypeK     string // "" = f16
-	TypeV     string
 	Seed      uint64 // token generator seed
 	// NoKVOffload keeps the KV cache and attention on the CPU (-nkvo);
 	// Threading, if custom, runs the CPU threads in a pool of its own.

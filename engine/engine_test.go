@@ -167,7 +167,7 @@ func TestQuantizedModelsRun(t *testing.T) {
 		if m.Info.NParams != uint64(preset.Presets["tiny"].Params()) {
 			t.Errorf("%s: n_params %d, want %d", p, m.Info.NParams, preset.Presets["tiny"].Params())
 		}
-		ctx, err := m.NewContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 2, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+		ctx, err := m.NewContext(ContextOptions{Shape: point.Shape{NBatch: 64, NUBatch: 64, Threads: 2}, NCtx: 256, NSeqMax: 2, FlashAttn: point.FlashOff, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +212,7 @@ func TestSamplingNeverEndsOnEOS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	ctx, err := m.NewContext(ContextOptions{NCtx: 128, NBatch: 32, NUBatch: 32, NSeqMax: 1, Threads: 2, Seed: 1})
+	ctx, err := m.NewContext(ContextOptions{Shape: point.Shape{NBatch: 32, NUBatch: 32, Threads: 2}, NCtx: 128, NSeqMax: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestDeadlineAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	ctx, err := m.NewContext(ContextOptions{NCtx: 4096, NBatch: 512, NUBatch: 512, NSeqMax: 1, Threads: 2, Seed: 1})
+	ctx, err := m.NewContext(ContextOptions{Shape: point.Shape{NBatch: 512, NUBatch: 512, Threads: 2}, NCtx: 4096, NSeqMax: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,10 +299,10 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if _, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 32, NUBatch: 32, NSeqMax: 1, Threads: 1, TypeV: "q4_0", FlashAttn: point.FlashOff}); err == nil || !strings.Contains(err.Error(), "flash attention") {
+	if _, err := m.NewContext(ContextOptions{Shape: point.Shape{NBatch: 32, NUBatch: 32, Threads: 1, TypeV: "q4_0"}, NCtx: 64, NSeqMax: 1, FlashAttn: point.FlashOff}); err == nil || !strings.Contains(err.Error(), "flash attention") {
 		t.Errorf("quantized V without flash attention: %v", err)
 	}
-	if _, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 32, NUBatch: 32, NSeqMax: 1, Threads: 1, TypeK: "q3_k"}); err == nil || !strings.Contains(err.Error(), "KV cache type") {
+	if _, err := m.NewContext(ContextOptions{Shape: point.Shape{NBatch: 32, NUBatch: 32, Threads: 1, TypeK: "q3_k"}, NCtx: 64, NSeqMax: 1}); err == nil || !strings.Contains(err.Error(), "KV cache type") {
 		t.Errorf("bad KV type: %v", err)
 	}
 }
@@ -327,7 +327,7 @@ func TestGenerateTimesEachStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	c, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 64, NUBatch: 64, NSeqMax: 2, Threads: 2})
+	c, err := m.NewContext(ContextOptions{Shape: point.Shape{NBatch: 64, NUBatch: 64, Threads: 2}, NCtx: 64, NSeqMax: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +376,7 @@ func TestNoOpOffload(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, err := m.NewContext(ContextOptions{NCtx: 128, NBatch: 64, NUBatch: 64, NSeqMax: 1, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+		ctx, err := m.NewContext(ContextOptions{Shape: point.Shape{NBatch: 64, NUBatch: 64, Threads: 2}, NCtx: 128, NSeqMax: 1, FlashAttn: point.FlashOff, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -468,7 +468,7 @@ func TestThreadPoolLivesWithTheContext(t *testing.T) {
 	const threads = 4 // the pool starts threads-1 workers; the caller is the first
 	for _, th := range []point.Threading{{}, {Poll: "0"}, {Poll: point.NoPool}} {
 		before := tasks()
-		c, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 64, NUBatch: 64, NSeqMax: 1, Threads: threads, Threading: th})
+		c, err := m.NewContext(ContextOptions{Shape: point.Shape{NBatch: 64, NUBatch: 64, Threads: threads}, NCtx: 64, NSeqMax: 1, Threading: th})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,7 +52,7 @@ func TestSynthesizeMixturesOfExperts(t *testing.T) {
 		if m.Info.NParams != uint64(c.s.Params()) || m.Info.NExpert != c.s.NExpert {
 			t.Errorf("%s: %d params (preset %d), %d experts (preset %d)", p, m.Info.NParams, c.s.Params(), m.Info.NExpert, c.s.NExpert)
 		}
-		ctx, err := m.NewContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 4, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+		ctx, err := m.NewContext(ContextOptions{Shape: point.Shape{NBatch: 64, NUBatch: 64, Threads: 2}, NCtx: 256, NSeqMax: 4, FlashAttn: point.FlashOff, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func countExperts(t *testing.T, s preset.Shape, router string, nSeq int) expertC
 		t.Fatal(err)
 	}
 	defer m.Close()
-	c, err := m.NewProfiledContext(ContextOptions{NCtx: 512, NBatch: 64, NUBatch: 64, NSeqMax: nSeq, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+	c, err := m.NewProfiledContext(ContextOptions{Shape: point.Shape{NBatch: 64, NUBatch: 64, Threads: 2}, NCtx: 512, NSeqMax: nSeq, FlashAttn: point.FlashOff, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestExpertPlacementRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	c, err := m.NewProfiledContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 8, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+	c, err := m.NewProfiledContext(ContextOptions{Shape: point.Shape{NBatch: 64, NUBatch: 64, Threads: 2}, NCtx: 256, NSeqMax: 8, FlashAttn: point.FlashOff, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestExpertPlacementRead(t *testing.T) {
 // its top-k node is counted apart, with the k experts of that token.
 func TestPrefillLastLayerRouting(t *testing.T) {
 	m := synthLoaded(t, preset.Presets["tiny-moe"], 7)
-	c, err := m.NewProfiledContext(ContextOptions{NCtx: 256, NBatch: 64, NUBatch: 64, NSeqMax: 1, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+	c, err := m.NewProfiledContext(ContextOptions{Shape: point.Shape{NBatch: 64, NUBatch: 64, Threads: 2}, NCtx: 256, NSeqMax: 1, FlashAttn: point.FlashOff, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestExpertGraphRoom(t *testing.T) {
 	}
 	s.NExpertUsed--
 	m := synthLoaded(t, s, 1)
-	ctx, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 16, NUBatch: 16, NSeqMax: 1, Threads: 2, FlashAttn: point.FlashOff, Seed: 1})
+	ctx, err := m.NewContext(ContextOptions{Shape: point.Shape{NBatch: 16, NUBatch: 16, Threads: 2}, NCtx: 64, NSeqMax: 1, FlashAttn: point.FlashOff, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/tokbench/tokbench/point"
 )
 
 func TestEvalChunk(t *testing.T) {
@@ -13,7 +15,7 @@ func TestEvalChunk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := m.NewContext(ContextOptions{NCtx: 64, NBatch: 24, NUBatch: 16, NSeqMax: 1, Threads: 1})
+		c, err := m.NewContext(ContextOptions{Shape: point.Shape{NBatch: 24, NUBatch: 16, Threads: 1}, NCtx: 64, NSeqMax: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

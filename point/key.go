@@ -2,8 +2,8 @@ package point
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+	"sync"
 )
 
 // Key identifies what a point measures: every setting that changes the
@@ -13,13 +13,11 @@ type Key struct {
 	Model                 string // the model as the sweep named it
 	NPrompt, NGen, NDepth int
 	Parallel              int
-	NBatch, NUBatch       int // NUBatch as used: at most NBatch
-	Threads, NGPULayers   int
+	Shape                 // as used (Shape.Used)
 	Split                 SplitMode
 	MainGPU               int
 	Mmap                  bool
 	FlashAttn             FlashAttn
-	TypeK, TypeV          string
 	Sampling              Sampling
 	Reps                  int // AutoReps: auto
 	Warmup                bool
@@ -39,33 +37,59 @@ var (
 	unescapeKey = strings.NewReplacer("%7C", "|", "%25", "%")
 )
 
-// knobs is the key's text for the knobs that are set.
-func (k Key) knobs() string {
-	p := k.knobPoint()
-	return knobText(&p, escapeKey.Replace)
+// keyOrder is the key's fixed part: the settings (by KeyName) every key
+// writes, in the order the files' keys have them; the knobs follow.
+var keyOrder = []string{"p", "n", "d", "np", "b", "ub", "t", "ngl", "sm", "mg", "mmap", "fa", "ctk", "ctv", "sampling", "r", "warmup", "seed"}
+
+// fixed are keyOrder's settings.
+var fixed = sync.OnceValue(func() []*Setting {
+	out := make([]*Setting, len(keyOrder))
+	for i, name := range keyOrder {
+		out[i] = keyNames()[name].Setting
+	}
+	return out
+})
+
+// point is a point of the key's settings, for the table's Get.
+func (k Key) point() Point {
+	return Point{NPrompt: k.NPrompt, NGen: k.NGen, NDepth: k.NDepth, Parallel: k.Parallel, Shape: k.Shape, Split: k.Split,
+		MainGPU: k.MainGPU, NoMmap: !k.Mmap, FlashAttn: k.FlashAttn, Sampling: k.Sampling, Reps: k.Reps, NoWarmup: !k.Warmup,
+		Seed: k.Seed, Placement: k.Placement, Threading: k.Threading, NoKVOffload: k.NoKVOffload}
 }
 
-// knobPoint is a point of the key's knobs.
-func (k Key) knobPoint() Point {
-	return Point{Placement: k.Placement, Threading: k.Threading, NoKVOffload: k.NoKVOffload}
+// keyOf is the key of p's settings as they are (Point.Key's are as used).
+func (p Point) keyOf(model string) Key {
+	return Key{Model: model, NPrompt: p.NPrompt, NGen: p.NGen, NDepth: p.NDepth, Parallel: p.Parallel, Shape: p.Shape,
+		Split: p.Split, MainGPU: p.MainGPU, Mmap: !p.NoMmap, FlashAttn: p.FlashAttn, Sampling: p.Sampling, Reps: p.Reps,
+		Warmup: !p.NoWarmup, Seed: p.Seed, Placement: p.Placement, Threading: p.Threading, NoKVOffload: p.NoKVOffload}
 }
 
 // Knob is a knob's value as the key writes it (unescaped), "" at its
 // default.
 func (k Key) Knob(s *Setting) string {
-	p := k.knobPoint()
+	p := k.point()
 	if v := s.Get(&p); v != s.Default {
 		return v
 	}
 	return ""
 }
 
-// String is the key's text form:
+// String is the key's text form, its settings' as the table gets them:
 // MODEL|p=512|n=0|d=0|np=1|b=2048|ub=512|t=4|ngl=-1|sm=layer|mg=0|mmap=true|fa=auto|ctk=f16|ctv=f16|sampling=off|r=5|warmup=true|seed=42
+// then the knobs that are not their defaults.
 func (k Key) String() string {
-	return fmt.Sprintf("%s|p=%d|n=%d|d=%d|np=%d|b=%d|ub=%d|t=%d|ngl=%d|sm=%s|mg=%d|mmap=%t|fa=%s|ctk=%s|ctv=%s|sampling=%s|r=%s|warmup=%t|seed=%d",
-		k.Model, k.NPrompt, k.NGen, k.NDepth, k.Parallel, k.NBatch, k.NUBatch, k.Threads, k.NGPULayers, k.Split, k.MainGPU,
-		k.Mmap, k.FlashAttn, k.TypeK, k.TypeV, k.Sampling, RepsName(k.Reps), k.Warmup, k.Seed) + k.knobs()
+	p := k.point()
+	var b strings.Builder
+	b.Grow(160)
+	b.WriteString(k.Model)
+	for _, s := range fixed() {
+		b.WriteByte('|')
+		b.WriteString(s.KeyName)
+		b.WriteByte('=')
+		b.WriteString(s.Get(&p))
+	}
+	b.WriteString(knobText(&p, escapeKey.Replace))
+	return b.String()
 }
 
 // MarshalText writes String.
@@ -82,11 +106,9 @@ func (k *Key) UnmarshalText(b []byte) error {
 	if i < 0 {
 		return fmt.Errorf("point key %q: no settings after the model", s)
 	}
-	var out Key
-	out.Model = s[:i]
-	var knobs Point
-	// A key is read for every record of a file: no maps, no split, no
-	// replacing where nothing is escaped.
+	var p Point
+	// A key is read for every record of a file: no split, no replacing
+	// where nothing is escaped.
 	for rest, more := s[i+1:], true; more; {
 		var kv string
 		kv, rest, more = strings.Cut(rest, "|")
@@ -94,49 +116,15 @@ func (k *Key) UnmarshalText(b []byte) error {
 		if strings.IndexByte(v, '%') >= 0 {
 			v = unescapeKey.Replace(v)
 		}
-		var err error
-		if ok, err := setKnob(&knobs, name, v); ok {
-			if err != nil {
-				return fmt.Errorf("point key %q: %s: %w", s, name, err)
-			}
-			continue
-		}
-		switch name {
-		case "ctk":
-			out.TypeK = v
-		case "ctv":
-			out.TypeV = v
-		case "sm":
-			out.Split, err = ParseSplitMode(v)
-		case "fa":
-			out.FlashAttn, err = ParseFlashAttn(v)
-		case "mmap":
-			out.Mmap, err = strconv.ParseBool(v)
-		case "warmup":
-			out.Warmup, err = strconv.ParseBool(v)
-		case "sampling":
-			out.Sampling = Sampling(v)
-		case "r":
-			if v == "auto" {
-				out.Reps = AutoReps
-			} else {
-				out.Reps, err = strconv.Atoi(v)
-			}
-		case "seed":
-			out.Seed, err = strconv.ParseUint(v, 10, 64)
-		default:
-			dst := out.intField(name)
-			if dst == nil {
-				return fmt.Errorf("point key %q: unknown setting %q", s, name)
-			}
-			*dst, err = strconv.Atoi(v)
+		ok, err := setKeyValue(&p, name, v)
+		if !ok {
+			return fmt.Errorf("point key %q: unknown setting %q", s, name)
 		}
 		if err != nil {
 			return fmt.Errorf("point key %q: %s: %w", s, name, err)
 		}
 	}
-	out.Placement, out.Threading, out.NoKVOffload = knobs.Placement, knobs.Threading, knobs.NoKVOffload
-	*k = out
+	*k = p.keyOf(s[:i])
 	return nil
 }
 
@@ -179,29 +167,4 @@ func Varying(points []Point) []string {
 		out[i] = strings.Join(parts, " ")
 	}
 	return out
-}
-
-// intField is the integer a key's text names (nil: none).
-func (k *Key) intField(name string) *int {
-	switch name {
-	case "p":
-		return &k.NPrompt
-	case "n":
-		return &k.NGen
-	case "d":
-		return &k.NDepth
-	case "np":
-		return &k.Parallel
-	case "b":
-		return &k.NBatch
-	case "ub":
-		return &k.NUBatch
-	case "t":
-		return &k.Threads
-	case "ngl":
-		return &k.NGPULayers
-	case "mg":
-		return &k.MainGPU
-	}
-	return nil
 }

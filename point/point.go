@@ -16,26 +16,21 @@ import (
 
 // Point is one benchmark configuration.
 type Point struct {
-	Model      string // file path
-	ModelID    string // how the sweep named it: the path, synth:PRESET:TYPE, ...
-	Quant      string // the model's file type (q4_0, f16, ...), for filters and grouping
-	NPrompt    int    // pp test size; 0: no pp test
-	NGen       int    // tg test size; 0: no tg test
-	NDepth     int    // KV cache filled to this depth before each test
-	NBatch     int
-	NUBatch    int
-	Threads    int
-	NGPULayers int // -1: all
-	MainGPU    int
-	Split      SplitMode
-	NoMmap     bool
-	FlashAttn  FlashAttn
-	TypeK      string
-	TypeV      string
-	Parallel   int     // sequences decoding together
-	Reps       int     // measured repetitions; AutoReps: until the mean is precise (TargetCI)
-	TargetCI   float64 // AutoReps: the 95% CI half-width of the mean t/s to reach, a fraction of it
-	MaxReps    int     // AutoReps: at most this many
+	Model   string // file path
+	ModelID string // how the sweep named it: the path, synth:PRESET:TYPE, ...
+	Quant   string // the model's file type (q4_0, f16, ...), for filters and grouping
+	NPrompt int    // pp test size; 0: no pp test
+	NGen    int    // tg test size; 0: no tg test
+	NDepth  int    // KV cache filled to this depth before each test
+	Shape
+	MainGPU   int
+	Split     SplitMode
+	NoMmap    bool
+	FlashAttn FlashAttn
+	Parallel  int     // sequences decoding together
+	Reps      int     // measured repetitions; AutoReps: until the mean is precise (TargetCI)
+	TargetCI  float64 // AutoReps: the 95% CI half-width of the mean t/s to reach, a fraction of it
+	MaxReps   int     // AutoReps: at most this many
 	// DropOutliers takes repetitions more than 3 robust sigmas from the
 	// median out of the figures (they are always reported).
 	DropOutliers bool
@@ -59,10 +54,45 @@ type Point struct {
 	Combined bool
 }
 
+// Shape is the context a point's steps run in, as llama.cpp is told it:
+// the batch sizes, the threads, the KV cache's types and the layers on
+// the GPU. A point, its key and its records hold it alike (a JSON tag
+// each, llama-bench's names), so it goes from one to the other whole.
+type Shape struct {
+	NBatch     int    `json:"n_batch"`
+	NUBatch    int    `json:"n_ubatch"` // a point's as given; its key's and records' as used (UBatch)
+	Threads    int    `json:"n_threads"`
+	TypeK      string `json:"type_k"`
+	TypeV      string `json:"type_v"`
+	NGPULayers int    `json:"n_gpu_layers"` // -1: all
+}
+
+// UBatch is the physical batch llama.cpp uses: the one given, capped at
+// the logical batch (a llama-bench record may lack that).
+func (s Shape) UBatch() int {
+	if s.NBatch > 0 {
+		return min(s.NUBatch, s.NBatch)
+	}
+	return s.NUBatch
+}
+
+// Used is the shape as llama.cpp uses it (UBatch).
+func (s Shape) Used() Shape {
+	s.NUBatch = s.UBatch()
+	return s
+}
+
+// Within is the shape for a context of n cells: batches of at most n
+// tokens.
+func (s Shape) Within(n int) Shape {
+	s.NBatch, s.NUBatch = min(s.NBatch, n), min(s.NUBatch, n)
+	return s
+}
+
 // Defaults are llama-bench's defaults where they exist.
 func Defaults(threads int) Point {
-	return Point{NPrompt: 512, NGen: 128, NBatch: 2048, NUBatch: 512, Threads: threads, NGPULayers: 99,
-		Split: SplitLayer, FlashAttn: FlashAuto, TypeK: "f16", TypeV: "f16", Parallel: 1, Reps: 5,
+	return Point{NPrompt: 512, NGen: 128, Shape: Shape{NBatch: 2048, NUBatch: 512, Threads: threads, NGPULayers: 99, TypeK: "f16", TypeV: "f16"},
+		Split: SplitLayer, FlashAttn: FlashAuto, Sampling: SamplingOff, Parallel: 1, Reps: 5,
 		TargetCI: DefaultTargetCI, MaxReps: DefaultMaxReps, Seed: 42, Timeout: 10 * time.Minute, Kernels: true}
 }
 
@@ -130,10 +160,8 @@ func (p Point) Key() Key {
 	if id == "" {
 		id = p.Model
 	}
-	return Key{Model: id, NPrompt: p.NPrompt, NGen: p.NGen, NDepth: p.NDepth, Parallel: p.Parallel, NBatch: p.NBatch,
-		NUBatch: p.UBatch(), Threads: p.Threads, NGPULayers: p.NGPULayers, Split: p.Split, MainGPU: p.MainGPU,
-		Mmap: !p.NoMmap, FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Sampling: p.SamplingName(),
-		Reps: p.Reps, Warmup: !p.NoWarmup, Seed: p.Seed, Placement: p.Placement, Threading: p.Threading, NoKVOffload: p.NoKVOffload}
+	p.Shape, p.Sampling = p.Used(), p.SamplingName()
+	return p.keyOf(id)
 }
 
 // ModelKey is what a loaded model depends on: points with the same one
@@ -156,17 +184,17 @@ func (p Point) ModelKey() ModelKey {
 // share it (sized for the largest of them).
 type ContextKey struct {
 	ModelKey
-	Parallel, NBatch, NUBatch, Threads int
-	FlashAttn                          FlashAttn
-	TypeK, TypeV                       string
-	Seed                               uint64
+	Parallel  int
+	Shape     Shape // as used
+	FlashAttn FlashAttn
+	Seed      uint64
 	Threading
 	NoKVOffload bool
 }
 
 // ContextKey is the point's ContextKey.
 func (p Point) ContextKey() ContextKey {
-	return ContextKey{p.ModelKey(), p.Parallel, p.NBatch, p.UBatch(), p.Threads, p.FlashAttn, p.TypeK, p.TypeV, p.Seed, p.Threading, p.NoKVOffload}
+	return ContextKey{p.ModelKey(), p.Parallel, p.Used(), p.FlashAttn, p.Seed, p.Threading, p.NoKVOffload}
 }
 
 // SamplingName is the point's sampling, off when unset.
@@ -242,9 +270,6 @@ func (p Point) PerSeqCtx() int {
 
 // NCtx is the context size of the point: all sequences share one KV cache.
 func (p Point) NCtx() int { return p.Parallel * p.PerSeqCtx() }
-
-// UBatch is the physical batch actually used (llama.cpp caps it at n_batch).
-func (p Point) UBatch() int { return min(p.NUBatch, p.NBatch) }
 
 // PrefillChunks is how a prefill of nPrompt tokens for each of parallel
 // sequences (batched together) is computed: in chunks of tokens (the

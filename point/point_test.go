@@ -81,7 +81,7 @@ func TestTests(t *testing.T) {
 	if TestName(0, 64, 512, 4) != "tg64@d512x4" || TestName(32, 0, 0, 1) != "pp32" {
 		t.Error("test names")
 	}
-	if p.ContextKey() == (Point{Model: "m"}).ContextKey() || p.ModelKey() != (Point{Model: "m", NGPULayers: 99, Split: SplitLayer}).ModelKey() {
+	if p.ContextKey() == (Point{Model: "m"}).ContextKey() || p.ModelKey() != (Point{Shape: Shape{NGPULayers: 99}, Model: "m", Split: SplitLayer}).ModelKey() {
 		t.Error("model and context keys")
 	}
 }

@@ -1,6 +1,7 @@
 package point
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -101,8 +102,9 @@ type Setting struct {
 	Set func(p *Point, v string)
 	// Get is the point's value as Set reads it (a knob's key text).
 	Get func(p *Point) string
-	// KeyName names a knob in a point key's text when it is not its
-	// default ("" : the key's fixed part has it, or it is not in the key).
+	// KeyName names the setting in a point key's text: the key's fixed
+	// part (keyOrder) writes it always, a knob only when it is not its
+	// default ("": not in the key).
 	KeyName string
 	// Field is the setting's name in records (a Switches setting's: its
 	// JSON tag) and in llama-bench's files; a Switches setting's Column
@@ -113,6 +115,14 @@ type Setting struct {
 	// Switch marks a List of 0 and 1 (llama-bench's -nkvo 0,1) whose
 	// flag given alone means 1 (--no-kv-offload).
 	Switch bool
+}
+
+// syntax marks a parser's error as one of form (SyntaxError).
+func syntax(err error) error {
+	if err == nil {
+		return nil
+	}
+	return SyntaxError{err}
 }
 
 // parseSwitch reads one value of a Switch: 0, 1, true or false.
@@ -139,30 +149,30 @@ func IsSwitch(name string) bool {
 // Settings are run's and sweep's settings in the order their flags are
 // listed; the test sizes and axes come first.
 var Settings = []Setting{
-	{Key: "n_prompt", Field: "n_prompt", Flag: "n-prompt", Aliases: []string{"p"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "512",
+	{Key: "n_prompt", KeyName: "p", Field: "n_prompt", Flag: "n-prompt", Aliases: []string{"p"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "512",
 		Usage: "prompt tokens of the pp tests; 0: none (default 512)", Set: func(p *Point, v string) { p.NPrompt = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NPrompt) }},
-	{Key: "n_gen", Field: "n_gen", Flag: "n-gen", Aliases: []string{"n"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "128",
+	{Key: "n_gen", KeyName: "n", Field: "n_gen", Flag: "n-gen", Aliases: []string{"n"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "128",
 		Usage: "generated tokens of the tg tests; 0: none (default 128)", Set: func(p *Point, v string) { p.NGen = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NGen) }},
-	{Key: "n_depth", Field: "n_depth", Flag: "n-depth", Aliases: []string{"d"}, Kind: List, Ints: true, Min: 0, Max: MaxDepth, Default: "0", Nest: 100,
+	{Key: "n_depth", KeyName: "d", Field: "n_depth", Flag: "n-depth", Aliases: []string{"d"}, Kind: List, Ints: true, Min: 0, Max: MaxDepth, Default: "0", Nest: 100,
 		Usage: "tokens already in the KV cache (default 0)", Set: func(p *Point, v string) { p.NDepth = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NDepth) }},
-	{Key: "parallel", Field: "n_parallel", Flag: "parallel", Aliases: []string{"np"}, Kind: List, Ints: true, Min: 1, Max: MaxParallel, Default: "1", Nest: 120,
+	{Key: "parallel", KeyName: "np", Field: "n_parallel", Flag: "parallel", Aliases: []string{"np"}, Kind: List, Ints: true, Min: 1, Max: MaxParallel, Default: "1", Nest: 120,
 		Usage: "sequences decoding together (default 1)", Set: func(p *Point, v string) { p.Parallel = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.Parallel) }},
-	{Key: "n_batch", Field: "n_batch", Flag: "batch-size", Aliases: []string{"b"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "2048", Nest: 40,
+	{Key: "n_batch", KeyName: "b", Field: "n_batch", Flag: "batch-size", Aliases: []string{"b"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "2048", Nest: 40,
 		Usage: "logical batch (default 2048)", Set: func(p *Point, v string) { p.NBatch = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NBatch) }},
-	{Key: "n_ubatch", Field: "n_ubatch", Flag: "ubatch-size", Aliases: []string{"ub"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "512", Nest: 50,
+	{Key: "n_ubatch", KeyName: "ub", Field: "n_ubatch", Flag: "ubatch-size", Aliases: []string{"ub"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "512", Nest: 50,
 		Usage: "physical batch (default 512)", Set: func(p *Point, v string) { p.NUBatch = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.UBatch()) }},
-	{Key: "threads", Field: "n_threads", Flag: "threads", Aliases: []string{"t"}, Kind: List, Ints: true, Min: 1, Max: MaxThreads, Nest: 90,
+	{Key: "threads", KeyName: "t", Field: "n_threads", Flag: "threads", Aliases: []string{"t"}, Kind: List, Ints: true, Min: 1, Max: MaxThreads, Nest: 90,
 		Usage: "CPU threads (default: the physical cores)", Set: func(p *Point, v string) { p.Threads = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.Threads) }},
-	{Key: "n_gpu_layers", Field: "n_gpu_layers", Flag: "n-gpu-layers", Aliases: []string{"ngl"}, Kind: List, Ints: true, Min: -1, Max: 1 << 16, Default: "99", Nest: 20,
+	{Key: "n_gpu_layers", KeyName: "ngl", Field: "n_gpu_layers", Flag: "n-gpu-layers", Aliases: []string{"ngl"}, Kind: List, Ints: true, Min: -1, Max: 1 << 16, Default: "99", Nest: 20,
 		Usage: "layers on the GPU; 99 (llama-bench's default) is all of a model of up to 98 layers, -1 all of any (default 99)", Set: func(p *Point, v string) { p.NGPULayers = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NGPULayers) }},
-	{Key: "flash_attn", Field: "flash_attn", Flag: "flash-attn", Aliases: []string{"fa"}, Kind: List, Default: "auto", Nest: 80,
+	{Key: "flash_attn", KeyName: "fa", Field: "flash_attn", Flag: "flash-attn", Aliases: []string{"fa"}, Kind: List, Default: "auto", Nest: 80,
 		Usage: "flash attention: on, off, auto (default auto)",
-		Parse: func(v string) (string, error) { _, err := ParseFlashAttn(v); return strings.ToLower(v), err },
+		Parse: func(v string) (string, error) { _, err := ParseFlashAttn(v); return strings.ToLower(v), syntax(err) },
 		Set:   func(p *Point, v string) { p.FlashAttn, _ = ParseFlashAttn(v) }, Get: func(p *Point) string { return p.FlashAttn.String() }},
-	{Key: "cache_type_k", Field: "type_k", Flag: "cache-type-k", Aliases: []string{"ctk"}, Kind: List, Default: "f16", Nest: 60,
+	{Key: "cache_type_k", KeyName: "ctk", Field: "type_k", Flag: "cache-type-k", Aliases: []string{"ctk"}, Kind: List, Default: "f16", Nest: 60,
 		Usage: "K cache type: f16, bf16, f32, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl (default f16)",
 		Parse: ParseKVType, Set: func(p *Point, v string) { p.TypeK = v }, Get: func(p *Point) string { return p.TypeK }},
-	{Key: "cache_type_v", Field: "type_v", Flag: "cache-type-v", Aliases: []string{"ctv"}, Kind: List, Default: "f16", Nest: 70,
+	{Key: "cache_type_v", KeyName: "ctv", Field: "type_v", Flag: "cache-type-v", Aliases: []string{"ctv"}, Kind: List, Default: "f16", Nest: 70,
 		Usage: "V cache type; quantized needs -fa on (default f16)",
 		Parse: ParseKVType, Set: func(p *Point, v string) { p.TypeV = v }, Get: func(p *Point) string { return p.TypeV }},
 	{Key: "n_cpu_moe", Flag: "n-cpu-moe", Aliases: []string{"ncmoe"}, Kind: List, Ints: true, Min: 0, Max: 4096, Default: "0", Nest: 30,
@@ -194,7 +204,7 @@ var Settings = []Setting{
 			return strconv.Itoa(n), nil
 		},
 		Set: func(p *Point, v string) { p.Poll = pollOf(v) }, Get: func(p *Point) string { return p.Poll }},
-	{Key: "sampling", Field: "sampling", Flag: "sampling", Kind: List, Default: "off",
+	{Key: "sampling", KeyName: "sampling", Field: "sampling", Flag: "sampling", Kind: List, Default: "off",
 		Usage: "tg through a sampler chain too: off, greedy, typical (default off)",
 		Parse: func(v string) (string, error) {
 			if v = strings.ToLower(v); v != "off" && v != "greedy" && v != "typical" {
@@ -202,16 +212,17 @@ var Settings = []Setting{
 			}
 			return v, nil
 		},
-		Set: func(p *Point, v string) { p.Sampling = Sampling(v) }, Get: func(p *Point) string { return string(p.SamplingName()) }},
-	{Key: "split_mode", Flag: "split-mode", Aliases: []string{"sm"}, Kind: List, Default: "layer", Nest: 32,
+		Set: func(p *Point, v string) { p.Sampling = Sampling(v) }, Get: func(p *Point) string { return string(p.Sampling) }},
+	{Key: "split_mode", KeyName: "sm", Flag: "split-mode", Aliases: []string{"sm"}, Kind: List, Default: "layer", Nest: 32,
 		Usage: "multi-GPU split: none, layer, row (default layer)",
-		Parse: func(v string) (string, error) { m, err := ParseSplitMode(v); return m.String(), err },
-		Set:   func(p *Point, v string) { p.Split, _ = ParseSplitMode(v) }},
-	{Key: "main_gpu", Flag: "main-gpu", Aliases: []string{"mg"}, Kind: Int, Default: "0",
-		Usage: "GPU for split-mode none", Set: func(p *Point, v string) { p.MainGPU = atoi(v) }},
-	{Key: "mmap", Not: "no-mmap", NotHelp: "read the model into memory instead of mapping it", Flag: "mmap", Aliases: []string{"mmp"}, Hidden: true, Kind: List, Switch: true, Default: "true", Nest: 33,
-		Usage: "llama-bench's -mmp 0,1", Parse: parseSwitch, Set: func(p *Point, v string) { p.NoMmap = v != "true" }},
-	{Key: "repetitions", Flag: "repetitions", Aliases: []string{"r"}, Kind: String, Default: "auto",
+		Parse: func(v string) (string, error) { m, err := ParseSplitMode(v); return m.String(), syntax(err) },
+		Set:   func(p *Point, v string) { p.Split, _ = ParseSplitMode(v) }, Get: func(p *Point) string { return p.Split.String() }},
+	{Key: "main_gpu", KeyName: "mg", Flag: "main-gpu", Aliases: []string{"mg"}, Kind: Int, Default: "0",
+		Usage: "GPU for split-mode none", Set: func(p *Point, v string) { p.MainGPU = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.MainGPU) }},
+	{Key: "mmap", KeyName: "mmap", Not: "no-mmap", NotHelp: "read the model into memory instead of mapping it", Flag: "mmap", Aliases: []string{"mmp"}, Hidden: true, Kind: List, Switch: true, Default: "true", Nest: 33,
+		Usage: "llama-bench's -mmp 0,1", Parse: parseSwitch,
+		Set: func(p *Point, v string) { p.NoMmap = v != "true" }, Get: func(p *Point) string { return strconv.FormatBool(!p.NoMmap) }},
+	{Key: "repetitions", KeyName: "r", Flag: "repetitions", Aliases: []string{"r"}, Kind: String, Default: "auto",
 		Usage: "timed repetitions of each test, or auto: until the mean is within --target-ci",
 		Parse: func(v string) (string, error) {
 			n, err := parseReps(v)
@@ -223,7 +234,7 @@ var Settings = []Setting{
 			}
 			return RepsName(n), nil
 		},
-		Set: func(p *Point, v string) { p.Reps, _ = parseReps(v) }},
+		Set: func(p *Point, v string) { p.Reps, _ = parseReps(v) }, Get: func(p *Point) string { return RepsName(p.Reps) }},
 	{Key: "target_ci", Flag: "target-ci", Kind: Float, Default: strconv.FormatFloat(100*DefaultTargetCI, 'g', -1, 64), Shown: true,
 		Usage: "-r auto: the 95% CI half-width to reach, % of the mean",
 		Parse: func(v string) (string, error) {
@@ -241,8 +252,8 @@ var Settings = []Setting{
 		Usage: "-r auto: at most this many repetitions", Set: func(p *Point, v string) { p.MaxReps = atoi(v) }},
 	{Key: "drop_outliers", Flag: "drop-outliers", Kind: Bool, Default: "false",
 		Usage: "leave repetitions beyond 3 robust sigmas out of the figures", Set: func(p *Point, v string) { p.DropOutliers = v == "true" }},
-	{Key: "warmup", Not: "no-warmup", NotHelp: "skip the uncounted warm-up run", Kind: Bool, Default: "true",
-		Set: func(p *Point, v string) { p.NoWarmup = v != "true" }},
+	{Key: "warmup", KeyName: "warmup", Not: "no-warmup", NotHelp: "skip the uncounted warm-up run", Kind: Bool, Default: "true",
+		Set: func(p *Point, v string) { p.NoWarmup = v != "true" }, Get: func(p *Point) string { return strconv.FormatBool(!p.NoWarmup) }},
 	{Key: "kernels", Not: "no-kernels", NotHelp: "do not time each step's ops alone (no hardware/kernel/software split)", Kind: Bool, Default: "true",
 		Set: func(p *Point, v string) { p.Kernels = v == "true" }},
 	{Key: "timeout", Flag: "timeout", Kind: Duration, Default: "10m0s",
@@ -258,9 +269,9 @@ var Settings = []Setting{
 			return d.String(), nil
 		},
 		Set: func(p *Point, v string) { p.Timeout, _ = time.ParseDuration(v) }},
-	{Key: "seed", Flag: "seed", Kind: Uint, Default: "42",
+	{Key: "seed", KeyName: "seed", Flag: "seed", Kind: Uint, Default: "42",
 		Usage: "seed of the random tokens and synthetic weights (default 42)",
-		Set:   func(p *Point, v string) { p.Seed, _ = strconv.ParseUint(v, 10, 64) }},
+		Set:   func(p *Point, v string) { p.Seed, _ = strconv.ParseUint(v, 10, 64) }, Get: func(p *Point) string { return strconv.FormatUint(p.Seed, 10) }},
 	{Key: "override_tensor", Flag: "override-tensor", Aliases: []string{"ot", "override-tensors"}, Kind: String,
 		Usage: "tensors matching a regex in a buffer type: PATTERN=BUFFER_TYPE;...", KeyName: "ot",
 		Set: func(p *Point, v string) { p.Overrides = v }, Get: func(p *Point) string { return p.Overrides }},
@@ -469,43 +480,64 @@ func knobText(p *Point, escape func(string) string) string {
 var knobOrder = sync.OnceValue(func() []*Setting {
 	var out []*Setting
 	for _, name := range []string{"dev", "ts", "ot", "ncmoe", "poll", "C", "strict", "prio", "nkvo"} {
-		out = append(out, knobByName(name))
+		out = append(out, keyNames()[name].Setting)
 	}
 	for i := range Settings {
-		if s := &Settings[i]; s.KeyName != "" && !slices.Contains(out, s) && s == knobByName(s.KeyName) {
+		if s := &Settings[i]; s.IsKnob() && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
 	return out
 })
 
-func knobByName(name string) *Setting { return knobNames()[name] }
+// IsKnob says whether the setting is a knob: in a key's text only when it
+// is not its default.
+func (s *Setting) IsKnob() bool { return keyNames()[s.KeyName].knob }
 
-// knobNames are the knobs by KeyName, found once: a key's text is read
+// keyed is a setting a key's text names, and whether it is a knob.
+type keyed struct {
+	*Setting
+	knob bool
+}
+
+// keyNames are the settings by KeyName, found once: a key's text is read
 // for every record of a file.
-var knobNames = sync.OnceValue(func() map[string]*Setting {
-	m := map[string]*Setting{}
+var keyNames = sync.OnceValue(func() map[string]keyed {
+	m := map[string]keyed{}
 	for i := range Settings {
 		if n := Settings[i].KeyName; n != "" {
-			if _, dup := m[n]; !dup {
-				m[n] = &Settings[i]
-			}
+			m[n] = keyed{&Settings[i], !slices.Contains(keyOrder, n)}
 		}
 	}
 	return m
 })
 
-// setKnob sets the knob a key's text names (false: it names none).
-func setKnob(p *Point, name, v string) (bool, error) {
-	s := knobByName(name)
-	if s == nil {
+// setKeyValue sets on p the setting a key's text names (false: it names
+// none). A knob's value is checked as a flag's; the fixed part's only for
+// its form, as a key is an identity and not a request (llama-bench's
+// imported keys hold np=0, which no flag takes).
+func setKeyValue(p *Point, name, v string) (bool, error) {
+	s := keyNames()[name]
+	switch {
+	case s.Setting == nil:
 		return false, nil
-	}
-	v, err := s.Check(v)
-	if err == nil {
+	case s.Ints && s.Words == nil && !s.knob:
+		// Most of a key, read as it is written: no copy.
+		if _, err := strconv.Atoi(v); err != nil {
+			return true, SyntaxError{fmt.Errorf("%q is not a number", v)}
+		}
 		s.Set(p, v)
+		return true, nil
 	}
-	return true, err
+	out, err := s.Check(v)
+	if err != nil {
+		if s.knob || errors.As(err, new(SyntaxError)) {
+			return true, err
+		}
+		out = strings.TrimSpace(v)
+	}
+	s.Set(p, out)
+	return true, nil
 }
 
 // parseDelay reads --delay as llama-bench writes it (seconds) or as a

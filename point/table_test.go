@@ -70,10 +70,10 @@ func TestSwitchesFieldsAreSettings(t *testing.T) {
 func TestKnobsInKeys(t *testing.T) {
 	values := map[string]string{"dev": "none", "ts": "3/1", "ot": "exps=CPU|x", "ncmoe": "4", "poll": "none", "C": "0xF",
 		"strict": "true", "prio": "2", "nkvo": "true", "noh": "true", "nopo": "true"}
-	p := Point{Model: "m", NPrompt: 1, NBatch: 1, NUBatch: 1, Threads: 1, Parallel: 1}
+	p := Point{Shape: Shape{NBatch: 1, NUBatch: 1, Threads: 1}, Model: "m", NPrompt: 1, Parallel: 1}
 	plain := p.Key().String()
 	for _, s := range Settings {
-		if s.KeyName == "" {
+		if !s.IsKnob() {
 			continue
 		}
 		v, ok := values[s.KeyName]
@@ -81,8 +81,8 @@ func TestKnobsInKeys(t *testing.T) {
 			t.Errorf("knob %s: give it a value in this test", s.KeyName)
 			continue
 		}
-		if ok, err := setKnob(&p, s.KeyName, v); !ok || err != nil {
-			t.Fatalf("SetKnob %s=%s: %v %v", s.KeyName, v, ok, err)
+		if ok, err := setKeyValue(&p, s.KeyName, v); !ok || err != nil {
+			t.Fatalf("setKeyValue %s=%s: %v %v", s.KeyName, v, ok, err)
 		}
 	}
 	k := p.Key()

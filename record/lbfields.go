@@ -34,7 +34,7 @@ var LlamaBenchFields = withSwitches([]LBField{
 	{"model_n_params", 'i', func(r *Record) any { return r.ModelParams }},
 	{"n_batch", 'i', func(r *Record) any { return r.NBatch }},
 	{"n_ubatch", 'i', func(r *Record) any { return r.NUBatch }},
-	{"n_threads", 'i', func(r *Record) any { return r.NThreads }},
+	{"n_threads", 'i', func(r *Record) any { return r.Threads }},
 	{"cpu_mask", 's', func(r *Record) any { return cmp.Or(r.CPUMask, "0x0") }},
 	{"cpu_strict", 'b', func(r *Record) any { return r.CPUStrict }},
 	{"poll", 'i', func(r *Record) any { return r.Poll }},

@@ -215,9 +215,15 @@ func backendOf(backends string, ngl int) string {
 // pointKey is the identity of an imported record's point, from its
 // settings (llama-bench does not write the seed; its tests use none).
 func (r *Record) pointKey() point.Key {
-	split, _ := point.ParseSplitMode(r.SplitMode)
-	return point.Key{Model: r.Name(), NPrompt: r.NPrompt, NGen: r.NGen, NDepth: r.NDepth, Parallel: r.NParallel,
-		NBatch: r.NBatch, NUBatch: r.NUBatch, Threads: r.NThreads, NGPULayers: r.NGPULayers, Split: split,
-		MainGPU: r.MainGPU, Mmap: r.UseMmap, FlashAttn: r.FlashAttn, TypeK: r.TypeK, TypeV: r.TypeV,
-		Sampling: point.SamplingOff, Reps: len(r.SamplesTs), Warmup: true}
+	p := r.point()
+	p.ModelID, p.MainGPU, p.NoMmap, p.FlashAttn = r.Name(), r.MainGPU, !r.UseMmap, r.FlashAttn
+	p.Split, _ = point.ParseSplitMode(r.SplitMode)
+	p.Sampling, p.Reps = point.SamplingOff, len(r.SamplesTs)
+	return p.Key()
+}
+
+// point is a point of the record's test sizes and shape, for the
+// settings table's Get.
+func (r *Record) point() point.Point {
+	return point.Point{NPrompt: r.NPrompt, NGen: r.NGen, NDepth: r.NDepth, Parallel: r.NParallel, Shape: r.Shape}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/tokbench/tokbench/internal/infile"
 	"github.com/tokbench/tokbench/internal/sqlite"
@@ -229,14 +230,26 @@ func (r *Record) checkRates() error {
 			return fmt.Errorf("%s: a rate of %g t/s: not a measurement (edited or corrupt?); remove the line", r.Test, v)
 		}
 	}
-	for name, v := range map[string]int{"n_prompt": r.NPrompt, "n_gen": r.NGen, "n_depth": r.NDepth, "n_threads": r.NThreads,
-		"n_batch": r.NBatch, "n_ubatch": r.NUBatch, "n_parallel": r.NParallel} {
-		if v < 0 {
-			return fmt.Errorf("%s: %s %d: not a setting anything measured with (edited or corrupt?); remove the line", r.Test, name, v)
+	p := r.point()
+	for _, s := range counts() {
+		if v := s.Get(&p); strings.HasPrefix(v, "-") {
+			return fmt.Errorf("%s: %s %s: not a setting anything measured with (edited or corrupt?); remove the line", r.Test, s.Field, v)
 		}
 	}
 	return nil
 }
+
+// counts are the settings in records that count something (tokens,
+// threads, sequences): none is negative.
+var counts = sync.OnceValue(func() []*point.Setting {
+	var out []*point.Setting
+	for i := range point.Settings {
+		if s := &point.Settings[i]; s.Field != "" && s.Ints && s.Min >= 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+})
 
 // What a results file holds.
 const (

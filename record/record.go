@@ -107,24 +107,19 @@ type Model struct {
 
 // Settings are how it was measured.
 type Settings struct {
-	NBatch     int             `json:"n_batch"`
-	NUBatch    int             `json:"n_ubatch"`
-	NThreads   int             `json:"n_threads"`
-	TypeK      string          `json:"type_k"`
-	TypeV      string          `json:"type_v"`
-	NGPULayers int             `json:"n_gpu_layers"`
-	SplitMode  string          `json:"split_mode"`
-	MainGPU    int             `json:"main_gpu"`
-	FlashAttn  point.FlashAttn `json:"flash_attn"` // -1 auto, 0 off, 1 on
-	UseMmap    bool            `json:"use_mmap"`
-	NPrompt    int             `json:"n_prompt"`
-	NGen       int             `json:"n_gen"`
-	NDepth     int             `json:"n_depth"`
-	NCtx       int             `json:"n_ctx"`
-	NParallel  int             `json:"n_parallel"`
-	Sampling   string          `json:"sampling"` // "none" or the chain
-	Reps       int             `json:"repetitions"`
-	Warmup     bool            `json:"warmup"`
+	point.Shape                 // as used
+	SplitMode   string          `json:"split_mode"`
+	MainGPU     int             `json:"main_gpu"`
+	FlashAttn   point.FlashAttn `json:"flash_attn"` // -1 auto, 0 off, 1 on
+	UseMmap     bool            `json:"use_mmap"`
+	NPrompt     int             `json:"n_prompt"`
+	NGen        int             `json:"n_gen"`
+	NDepth      int             `json:"n_depth"`
+	NCtx        int             `json:"n_ctx"`
+	NParallel   int             `json:"n_parallel"`
+	Sampling    string          `json:"sampling"` // "none" or the chain
+	Reps        int             `json:"repetitions"`
+	Warmup      bool            `json:"warmup"`
 	// llama-bench's placement and threading knobs, in its spellings
 	// (cpu_mask 0x0, tensor_split 0.00, tensor_buft_overrides none when
 	// unset); DeviceSelect is -dev ("" every device).

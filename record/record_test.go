@@ -154,6 +154,27 @@ func TestDamagedRecordsRefused(t *testing.T) {
 	}
 }
 
+// A record whose count of anything (tokens, threads, batch, sequences)
+// is negative is refused, the field named: each such setting of the
+// table, read through the table as a record holds it.
+func TestNegativeCountsRefused(t *testing.T) {
+	var names []string
+	for _, s := range counts() {
+		names = append(names, s.Field)
+		path := filepath.Join(t.TempDir(), "r.jsonl")
+		line := fmt.Sprintf(`{"key":"a|p=0|n=16","test":"tg16","status":"ok","n_batch":64,"samples_ts":[5],%q:-3}`, s.Field)
+		os.WriteFile(path, []byte(line+"\n"), 0o644)
+		if _, _, _, err := Read(path); err == nil || !strings.Contains(err.Error(), s.Field+" -3") {
+			t.Errorf("%s -3: %v", s.Field, err)
+		}
+	}
+	slices.Sort(names)
+	want := []string{"n_batch", "n_depth", "n_gen", "n_parallel", "n_prompt", "n_threads", "n_ubatch"}
+	if !slices.Equal(names, want) {
+		t.Errorf("counts checked: %q, want %q", names, want)
+	}
+}
+
 // A build is named by 8 hex digits, as llama-bench names it: an older
 // tokbench record's 9 name the same build, in a results file's
 // fingerprint too.

@@ -7,13 +7,13 @@ import (
 
 // Device is what the record ran on, for choosing its ceilings.
 func (r *Record) Device() roofline.Device {
-	return roofline.Device{Class: r.Class(), Backend: r.Backend, GPU: r.GPUInfo, NVML: r.nvml(), Threads: r.NThreads}
+	return roofline.Device{Class: r.Class(), Backend: r.Backend, GPU: r.GPUInfo, NVML: r.nvml(), Threads: r.Threads}
 }
 
 // RooflineInputs describe the record's test to the roofline.
 func (r *Record) RooflineInputs() roofline.Inputs {
 	in := roofline.Inputs{
-		Prompt: r.IsPrompt(), Tokens: max(r.NPrompt, r.NGen), Depth: r.NDepth, Parallel: r.NParallel, UBatch: r.ubatch(),
+		Prompt: r.IsPrompt(), Tokens: max(r.NPrompt, r.NGen), Depth: r.NDepth, Parallel: r.NParallel, UBatch: r.UBatch(),
 		WeightsBytes: float64(r.WeightsStepBytes), KVBytesPerToken: float64(r.KVBytesPerToken), Params: float64(r.FlopParams),
 		NLayer: r.ModelNLayer, NEmbd: r.ModelNEmbd, MeasuredTs: r.AvgTs, Throttled: r.Throttled,
 	}
@@ -34,17 +34,8 @@ func (r *Record) steps() int {
 	if !r.IsPrompt() {
 		return max(r.NGen, 1)
 	}
-	_, n := point.PrefillChunks(r.NParallel, r.NPrompt, r.ubatch())
+	_, n := point.PrefillChunks(r.NParallel, r.NPrompt, r.UBatch())
 	return n
-}
-
-// ubatch is the tokens llama.cpp computes at once: the physical batch,
-// within the logical one.
-func (r *Record) ubatch() int {
-	if r.NBatch > 0 {
-		return min(r.NUBatch, r.NBatch)
-	}
-	return r.NUBatch
 }
 
 // Annotate sets the roofline of every measured record (SetRoofline).
@@ -73,7 +64,7 @@ func (r *Record) SetRoofline(peaks *roofline.Cache) error {
 	if x := r.Experts; x != nil && x.HostBytes() > 0 && !r.Device().OnCPU() {
 		// Experts kept in host memory (-ncmoe, -ot): the CPU's part of
 		// the step, against the CPU's own ceiling.
-		hpk, err := peaks.Peaks(roofline.CPUDevice(r.CPUInfo, r.NThreads))
+		hpk, err := peaks.Peaks(roofline.CPUDevice(r.CPUInfo, r.Threads))
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/tokbench/tokbench/point"
 )
 
 // The interval covers a rerun: the repetitions' interval and the spread
@@ -54,7 +56,7 @@ func TestEncode(t *testing.T) {
 	if err := json.Unmarshal(line, &back); err != nil || back.Reason != w.Reason {
 		t.Errorf("%s: %v", line, err)
 	}
-	ok := Record{Test: "tg8", Status: StatusOK, Settings: Settings{NUBatch: 7}}
+	ok := Record{Test: "tg8", Status: StatusOK, Settings: Settings{Shape: point.Shape{NUBatch: 7}}}
 	w, line = Encode(ok)
 	want, _ := jsonLine(ok)
 	if w.Status != StatusOK || string(line) != string(want) {

@@ -38,7 +38,7 @@ var facets = append([]func(r *record.Record) string{
 	},
 	func(r *record.Record) string { return plural(max(r.NParallel, 1), "sequence") },
 	func(r *record.Record) string { return fmt.Sprintf("depth %d", r.NDepth) },
-	func(r *record.Record) string { return plural(r.NThreads, "thread") },
+	func(r *record.Record) string { return plural(r.Threads, "thread") },
 	func(r *record.Record) string { return "flash attention " + r.FlashAttn.String() },
 	func(r *record.Record) string { return "KV cache " + r.TypeK + "/" + r.TypeV },
 	func(r *record.Record) string { return plural(r.NGPULayers, "GPU layer") },
@@ -56,7 +56,7 @@ func knobFacets() []func(r *record.Record) string {
 	seen := map[string]bool{"ncmoe": true}
 	for i := range point.Settings {
 		st := &point.Settings[i]
-		if st.KeyName == "" || seen[st.KeyName] {
+		if !st.IsKnob() || seen[st.KeyName] {
 			continue
 		}
 		seen[st.KeyName] = true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/host"
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/stats"
@@ -20,8 +21,8 @@ import (
 func records() []record.Record {
 	cost := 7.5
 	return []record.Record{
-		{Test: "pp512", Machine: record.Machine{Backend: "CPU"}, Model: record.Model{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9}, Settings: record.Settings{NThreads: 2, FlashAttn: 1, NPrompt: 512, Sampling: "none"}, Result: record.Result{AvgTs: 1234.5, StddevTs: 10, AvgTsPerSeq: 1234.5, CV: 0.01, TTFT: &stats.Latency{P50: 414.7}, SamplesTs: []float64{1230, 1239}, TestTime: time.Unix(0, 0)}},
-		{Test: "tg128", Machine: record.Machine{Backend: "CPU"}, Model: record.Model{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9}, Settings: record.Settings{NThreads: 2, FlashAttn: -1, NGen: 128, Sampling: "typical (x)"}, Result: record.Result{AvgTs: 20.25, StddevTs: 0.5, AvgTsPerSeq: 20.25, SamplingCostPct: &cost, ITL: &stats.Latency{P50: 49.4, P99: 60.1}}},
+		{Test: "pp512", Machine: record.Machine{Backend: "CPU"}, Model: record.Model{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9}, Settings: record.Settings{Shape: point.Shape{Threads: 2}, FlashAttn: 1, NPrompt: 512, Sampling: "none"}, Result: record.Result{AvgTs: 1234.5, StddevTs: 10, AvgTsPerSeq: 1234.5, CV: 0.01, TTFT: &stats.Latency{P50: 414.7}, SamplesTs: []float64{1230, 1239}, TestTime: time.Unix(0, 0)}},
+		{Test: "tg128", Machine: record.Machine{Backend: "CPU"}, Model: record.Model{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9}, Settings: record.Settings{Shape: point.Shape{Threads: 2}, FlashAttn: -1, NGen: 128, Sampling: "typical (x)"}, Result: record.Result{AvgTs: 20.25, StddevTs: 0.5, AvgTsPerSeq: 20.25, SamplingCostPct: &cost, ITL: &stats.Latency{P50: 49.4, P99: 60.1}}},
 	}
 }
 

@@ -131,7 +131,7 @@ func compactColumns(recs []record.Record) []column {
 	}
 	cpu := !slices.ContainsFunc(recs, func(r record.Record) bool { return r.Backend != "CPU" })
 	ngl := column{"ngl", true, func(r *record.Record) string { return strconv.Itoa(r.NGPULayers) }}
-	threads := column{"threads", true, func(r *record.Record) string { return strconv.Itoa(r.NThreads) }}
+	threads := column{"threads", true, func(r *record.Record) string { return strconv.Itoa(r.Threads) }}
 	// llama-bench's rule: threads on the CPU, GPU layers elsewhere; and
 	// either where it varies.
 	if !cpu || varies(ngl.value, "") {

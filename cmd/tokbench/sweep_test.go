@@ -243,7 +243,7 @@ func writeRecords(t *testing.T, path string, scale float64) {
 			s[j] *= scale * float64(i+1)
 		}
 		r := record.Record{Key: point.Key{Model: "synth:tiny:q8_0", NPrompt: 512 * (1 - i), NGen: 128 * i}, ModelID: "synth:tiny:q8_0", Test: test, Status: "ok"}
-		r.Backend, r.CPUInfo, r.NThreads, r.SamplesTs = "CPU", "Test CPU", 4, s
+		r.Backend, r.CPUInfo, r.Threads, r.SamplesTs = "CPU", "Test CPU", 4, s
 		r.ModelSHA256, r.NPrompt, r.NGen = "cafe", 512*(1-i), 128*i
 		b, _ := json.Marshal(r)
 		f.Write(append(b, '\n'))

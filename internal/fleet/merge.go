@@ -264,7 +264,7 @@ func (m *Merged) note(r *record.Record, p identified, here at, haves *spill) {
 		m.threads[p.class] = map[int]int{}
 		m.Classes = append(m.Classes, p.class)
 	}
-	m.threads[p.class][r.NThreads]++
+	m.threads[p.class][r.Threads]++
 	if _, n, ok := strings.Cut(r.Shard, "/"); ok && m.shards == 0 {
 		fmt.Sscan(n, &m.shards)
 	}

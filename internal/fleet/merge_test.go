@@ -21,8 +21,8 @@ func writeFile(t *testing.T, p, s string) {
 }
 
 func rec(model string, n int, status record.Status, cpu, shard string) record.Record {
-	r := record.Record{Key: point.Key{Model: model, NGen: n, Threads: 2}, ModelID: model, Test: "tg", Status: status, SpecSHA256: "aaaa1111bbbb2222", Shard: shard}
-	r.Backend, r.CPUInfo, r.NThreads, r.NGen = "CPU", cpu, 2, n
+	r := record.Record{Key: point.Key{Shape: point.Shape{Threads: 2}, Model: model, NGen: n}, ModelID: model, Test: "tg", Status: status, SpecSHA256: "aaaa1111bbbb2222", Shard: shard}
+	r.Backend, r.CPUInfo, r.Threads, r.NGen = "CPU", cpu, 2, n
 	return r
 }
 
@@ -84,7 +84,7 @@ func TestMerge(t *testing.T) {
 		t.Errorf("shards %d threads %d", m.ShardCount(), m.Threads(m.Classes[0]))
 	}
 	want := func(string) ([]Owed, error) {
-		return []Owed{{point.Key{Model: "m1", NGen: 8, Threads: 2}, "0/2"}, {point.Key{Model: "m1", NGen: 16, Threads: 2}, "0/2"}}, nil
+		return []Owed{{point.Key{Shape: point.Shape{Threads: 2}, Model: "m1", NGen: 8}, "0/2"}, {point.Key{Shape: point.Shape{Threads: 2}, Model: "m1", NGen: 16}, "0/2"}}, nil
 	}
 	missing, _ := m.Check(want)
 	if len(missing) != 1 || missing[0].Class != m.Classes[1] || missing[0].Owed.Key.NGen != 16 || missing[0].Status != "" {
@@ -157,7 +157,7 @@ func TestMergeSortsOnDisk(t *testing.T) {
 	want := func(string) ([]Owed, error) {
 		var out []Owed
 		for n := range 45 {
-			out = append(out, Owed{Key: point.Key{Model: "m", NGen: n, Threads: 2}})
+			out = append(out, Owed{Key: point.Key{Shape: point.Shape{Threads: 2}, Model: "m", NGen: n}})
 		}
 		return out, nil
 	}

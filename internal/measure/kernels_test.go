@@ -112,7 +112,7 @@ func TestRecordsCarryKernels(t *testing.T) {
 			t.Errorf("%s: kernels timed again instead of read from the cache", again[i].Test)
 		}
 	}
-	probe := &roofline.Probe{Class: recs[0].Class(), Threads: recs[0].NThreads, BWGBs: 20, ReadBWGBs: 18, MatMul: map[string]roofline.MatMul{"f16": {GEMM: 100}}}
+	probe := &roofline.Probe{Class: recs[0].Class(), Threads: recs[0].Threads, BWGBs: 20, ReadBWGBs: 18, MatMul: map[string]roofline.MatMul{"f16": {GEMM: 100}}}
 	if _, err := probe.Save(env.CacheDir); err != nil {
 		t.Fatal(err)
 	}

@@ -194,7 +194,7 @@ func probeDevice(env Env, idx, threads int, o probeOptions, dir string, log func
 		}
 	}
 	d := env.Devices[idx]
-	on := point.Point{Threads: threads}
+	on := point.Point{Shape: point.Shape{Threads: threads}}
 	if d.Type != "cpu" {
 		on.NGPULayers = -1
 	}

@@ -114,7 +114,7 @@ func checkQuality(models []QualityModel, o QualityOptions) (*qualityPlan, error)
 func qualityPoint(path string, o QualityOptions) point.Point {
 	p := point.Defaults(o.Threads)
 	p.Model, p.NPrompt, p.NGen, p.NGPULayers = path, o.Ctx, 0, o.NGPULayers
-	p.NBatch, p.NUBatch = min(o.Ctx, 2048), min(o.Ctx, 512)
+	p.Shape = p.Within(o.Ctx)
 	return p
 }
 
@@ -281,7 +281,7 @@ func (ev *evaluator) open(ctx context.Context, m QualityModel, q *record.Quality
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := md.NewContext(engine.ContextOptions{NCtx: ev.o.Ctx, NBatch: p.NBatch, NUBatch: p.NUBatch, NSeqMax: 1, Threads: ev.o.Threads})
+	c, err := md.NewContext(engine.ContextOptions{NCtx: ev.o.Ctx, Shape: p.Used(), NSeqMax: 1})
 	if err != nil {
 		md.Close()
 		return nil, nil, err

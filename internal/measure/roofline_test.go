@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tokbench/tokbench/gpu"
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/roofline"
 )
@@ -33,7 +34,7 @@ func TestRooflineOnAKnownModel(t *testing.T) {
 		t.Errorf("KV bytes per token %d, want %d", r.KVBytesPerToken, layers*(kv*2+kv*2))
 	}
 	dir := t.TempDir()
-	probe := &roofline.Probe{Class: r.Class(), Threads: r.NThreads, BWGBs: 10, MatMul: map[string]roofline.MatMul{"f16": {GEMM: 100}}}
+	probe := &roofline.Probe{Class: r.Class(), Threads: r.Threads, BWGBs: 10, MatMul: map[string]roofline.MatMul{"f16": {GEMM: 100}}}
 	if _, err := probe.Save(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestRooflineOnAKnownModel(t *testing.T) {
 func TestVerdictFromTelemetryWindows(t *testing.T) {
 	rec := func(dram float64) record.Record {
 		w := gpu.Window{Devices: []gpu.DeviceWindow{{Dev: 0, Metrics: map[string]gpu.Stat{"dram_bw_util": {Mean: dram}, "mem_util": {Mean: dram}}}}}
-		return record.Record{Status: record.StatusOK, Machine: record.Machine{Backend: "CUDA", GPUInfo: "NVIDIA H200"}, Model: record.Model{WeightsStepBytes: 4e9, KVBytesPerToken: 131072, FlopParams: 8e9, ModelNLayer: 32, ModelNEmbd: 4096}, Settings: record.Settings{NGen: 128, NParallel: 1, NUBatch: 512}, Result: record.Result{AvgTs: 400}, Hardware: record.Hardware{Telemetry: &record.Telemetry{Measure: &w}}}
+		return record.Record{Status: record.StatusOK, Machine: record.Machine{Backend: "CUDA", GPUInfo: "NVIDIA H200"}, Model: record.Model{WeightsStepBytes: 4e9, KVBytesPerToken: 131072, FlopParams: 8e9, ModelNLayer: 32, ModelNEmbd: 4096}, Settings: record.Settings{Shape: point.Shape{NUBatch: 512}, NGen: 128, NParallel: 1}, Result: record.Result{AvgTs: 400}, Hardware: record.Hardware{Telemetry: &record.Telemetry{Measure: &w}}}
 	}
 	recs := []record.Record{rec(92), rec(12)}
 	if err := record.Annotate(recs, &roofline.Cache{Dir: t.TempDir()}); err != nil {

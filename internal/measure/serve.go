@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/internal/load"
 	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/point"
@@ -53,8 +52,7 @@ func (s *Served) Slots(slots int) (load.Engine, func(), error) {
 	if err := s.m.File.Check(p, free()); err != nil {
 		return nil, nil, err
 	}
-	c, err := s.m.NewContext(engine.ContextOptions{NCtx: p.NCtx(), NBatch: p.NBatch, NUBatch: p.UBatch(), NSeqMax: slots,
-		Threads: p.Threads, FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Seed: p.Seed, Threading: p.Threading})
+	c, err := s.m.NewContext(contextOptions(p, p.NCtx(), slots))
 	if err != nil {
 		return nil, nil, err
 	}

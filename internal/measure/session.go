@@ -86,12 +86,16 @@ func (s *session) observe(p point.Point) (observed, error) {
 	return observed{OutsideMs: float64(sp.BuildNs+sp.TailNs) / 1e6 / float64(max(sp.Steps, 1)), Steps: sp}, nil
 }
 
+// contextOptions are a context's for p's steps: nctx cells, slots
+// sequences at once.
+func contextOptions(p point.Point, nctx, slots int) engine.ContextOptions {
+	return engine.ContextOptions{NCtx: nctx, Shape: p.Used(), NSeqMax: slots, FlashAttn: p.FlashAttn, Seed: p.Seed,
+		NoKVOffload: p.NoKVOffload, Threading: p.Threading}
+}
+
 // newSessionOf is newSession with a context made by make (a profiled one).
 func newSessionOf(make func(engine.ContextOptions) (*engine.Context, error), p point.Point, nctx int) (*session, error) {
-	o := engine.ContextOptions{
-		NCtx: max(nctx, p.NCtx()), NBatch: p.NBatch, NUBatch: p.UBatch(), NSeqMax: p.Parallel, Threads: p.Threads,
-		FlashAttn: p.FlashAttn, TypeK: p.TypeK, TypeV: p.TypeV, Seed: p.Seed, NoKVOffload: p.NoKVOffload, Threading: p.Threading,
-	}
+	o := contextOptions(p, max(nctx, p.NCtx()), p.Parallel)
 	c, err := make(o)
 	if err != nil {
 		return nil, err

@@ -167,9 +167,7 @@ func (env Env) Fill(r record.Record, p point.Point, m Model) record.Record {
 	if r.Sampling == "" {
 		r.Sampling = string(p.SamplingName())
 	}
-	r.NBatch, r.NUBatch, r.NThreads = p.NBatch, p.UBatch(), p.Threads
-	r.TypeK, r.TypeV = p.TypeK, p.TypeV
-	r.NGPULayers = p.NGPULayers // as given, as llama-bench writes it
+	r.Shape = p.Used() // the layers as given, as llama-bench writes them
 	r.SplitMode = p.Split.String()
 	r.MainGPU, r.FlashAttn, r.UseMmap = p.MainGPU, p.FlashAttn, !p.NoMmap
 	r.NDepth, r.NParallel = p.NDepth, p.Parallel

@@ -11,7 +11,7 @@ import (
 func TestNeed(t *testing.T) {
 	h := gguf.Hparams{NLayer: 2, NEmbd: 256, NHead: 4, NHeadKV: 2, KeyLength: 64, ValLength: 64, NVocab: 1000, NFF: 512}
 	f := File{Model: Model{WeightBytes: 1000}, H: h}
-	p := point.Point{NPrompt: 512, NGen: 128, Parallel: 1, NBatch: 2048, NUBatch: 512, TypeK: "f16", TypeV: "q8_0", FlashAttn: point.FlashOn}
+	p := point.Point{Shape: point.Shape{NBatch: 2048, NUBatch: 512, TypeK: "f16", TypeV: "q8_0"}, NPrompt: 512, NGen: 128, Parallel: 1, FlashAttn: point.FlashOn}
 	m := f.Need(p)
 	// 512 cells x 2 layers x (K: 128 f16 = 256 B, V: 128 q8_0 = 4 blocks x 34 B = 136 B)
 	if want := int64(512 * 2 * (256 + 136)); m.KV != want {
@@ -41,7 +41,7 @@ func TestHostWeights(t *testing.T) {
 	}
 	layer := 3 * exps("0", "up").Bytes()
 	f := File{Model: Model{NLayer: 2, ExpertBytes: 2 * layer}, GGUF: &gguf.File{Tensors: tensors}}
-	p := point.Point{NGPULayers: -1}
+	p := point.Point{Shape: point.Shape{NGPULayers: -1}}
 	for _, c := range []struct {
 		ncmoe int
 		ot    string
@@ -73,7 +73,7 @@ func TestHostWeights(t *testing.T) {
 // the depth and the test itself, not an expression of -p and -n.
 func TestFitsContextMessage(t *testing.T) {
 	f := File{H: gguf.Hparams{NLayer: 2, NEmbd: 256, NHead: 4, NHeadKV: 2, KeyLength: 64, ValLength: 64, NVocab: 1000, NFF: 512, NCtxTrain: 8}}
-	p := point.Point{NDepth: 100, NPrompt: 8, Parallel: 1, NBatch: 64, NUBatch: 64, TypeK: "f16", TypeV: "f16"}
+	p := point.Point{Shape: point.Shape{NBatch: 64, NUBatch: 64, TypeK: "f16", TypeV: "f16"}, NDepth: 100, NPrompt: 8, Parallel: 1}
 	err := f.Fits(p, f.Need(p), Free{})
 	if err == nil || !strings.Contains(err.Error(), "108 tokens (100 of depth, -d, and 8 of the test itself) but the model was trained for 8") {
 		t.Errorf("%v", err)
