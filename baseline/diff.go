@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/stats"
 )
@@ -71,14 +72,23 @@ const priorSpread = 0.02
 const minSpread = 0.001
 
 // diffKey is what makes two records the same test: the model (by its
-// description, as llama-bench's files have no digest) and every setting
-// that changes the result; not the build, the machine or the tool.
+// description, as llama-bench's files have no digest), the test, and
+// every setting of the point's key but the test's sizes (its name has
+// them) and how it was measured (point.Setting's Size and Method); not
+// the build, the machine or the tool. Every key has every setting, so
+// that the settings that vary line up (varying).
 func diffKey(r *record.Record) []string {
-	return []string{r.ModelType, fmt.Sprint(r.ModelParams), r.Test,
-		fmt.Sprintf("b=%d", r.NBatch), fmt.Sprintf("ub=%d", r.NUBatch), fmt.Sprintf("t=%d", r.Threads),
-		fmt.Sprintf("ngl=%d", r.NGPULayers), fmt.Sprintf("ncmoe=%d", r.NCPUMoE), "sm=" + r.SplitMode, fmt.Sprintf("mg=%d", r.MainGPU),
-		fmt.Sprintf("fa=%d", int(r.FlashAttn)), "ctk=" + r.TypeK, "ctv=" + r.TypeV, fmt.Sprintf("nkvo=%t", r.NoKVOffload),
-		fmt.Sprintf("mmap=%t", r.UseMmap), "ot=" + cmp.Or(r.TensorOverrides, "none"), "sampling=" + cmp.Or(r.Sampling, "none")}
+	p, kp := r.Point(), r.Key.Point()
+	out := []string{r.ModelType, fmt.Sprint(r.ModelParams), r.Test}
+	for _, s := range point.Fixed() {
+		if !s.Size && !s.Method {
+			out = append(out, s.KeyName+"="+s.Get(&p))
+		}
+	}
+	for _, s := range point.Knobs() {
+		out = append(out, s.KeyName+"="+s.Get(&kp))
+	}
+	return out
 }
 
 // side is one test's measurements on one side: what its first record

@@ -4,25 +4,41 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
 
 // identity is what a point measures, as a baseline knows it: the model by
 // its content (parameters, file type and the file's SHA-256, so that the
 // same file matches under any path or name and a different file never
-// does) and the settings that change the result. How it was measured
-// (repetitions, warm-up, seed, mmap) is not part of it.
+// does) and the settings that change the result: the key's fixed part
+// but how it was measured (point.Setting.Method, and mmap: baselines
+// have always left it out), then its knobs that are not their defaults.
 func identity(r *record.Record) string {
 	model := "file=" + filepath.Base(r.ModelFile) // llama-bench's records carry no digest
 	if r.ModelSHA256 != "" {
 		model = fmt.Sprintf("params=%d|ftype=%s|sha256=%s", r.ModelParams, r.ModelFileType, r.ModelSHA256)
 	}
-	k := r.Key
-	return fmt.Sprintf("%s|p=%d|n=%d|d=%d|np=%d|b=%d|ub=%d|t=%d|ngl=%s|sm=%s|mg=%d|fa=%s|ctk=%s|ctv=%s|sampling=%s",
-		model, r.NPrompt, r.NGen, r.NDepth, r.NParallel, r.NBatch, r.NUBatch, r.Threads, layers(r), r.SplitMode, r.MainGPU,
-		r.FlashAttn, r.TypeK, r.TypeV, k.Sampling)
+	p := r.Point()
+	var b strings.Builder
+	b.WriteString(model)
+	for _, s := range point.Fixed() {
+		if s.Method || s == mmap {
+			continue
+		}
+		v := s.Get(&p)
+		if s == gpuLayers {
+			v = layers(r)
+		}
+		b.WriteString("|" + s.KeyName + "=" + v)
+	}
+	b.WriteString(r.Key.KnobText())
+	return b.String()
 }
+
+var mmap, gpuLayers = point.Named("mmap"), point.Named("n_gpu_layers")
 
 // layers is the record's GPU layers as a baseline knows them: "all" for
 // every layer of the model, however it was written (-1; 99, as given; or

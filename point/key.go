@@ -41,8 +41,8 @@ var (
 // writes, in the order the files' keys have them; the knobs follow.
 var keyOrder = []string{"p", "n", "d", "np", "b", "ub", "t", "ngl", "sm", "mg", "mmap", "fa", "ctk", "ctv", "sampling", "r", "warmup", "seed"}
 
-// fixed are keyOrder's settings.
-var fixed = sync.OnceValue(func() []*Setting {
+// Fixed are keyOrder's settings: a key's fixed part.
+var Fixed = sync.OnceValue(func() []*Setting {
 	out := make([]*Setting, len(keyOrder))
 	for i, name := range keyOrder {
 		out[i] = keyNames()[name].Setting
@@ -50,8 +50,8 @@ var fixed = sync.OnceValue(func() []*Setting {
 	return out
 })
 
-// point is a point of the key's settings, for the table's Get.
-func (k Key) point() Point {
+// Point is a point of the key's settings, for the table's Get.
+func (k Key) Point() Point {
 	return Point{NPrompt: k.NPrompt, NGen: k.NGen, NDepth: k.NDepth, Parallel: k.Parallel, Shape: k.Shape, Split: k.Split,
 		MainGPU: k.MainGPU, NoMmap: !k.Mmap, FlashAttn: k.FlashAttn, Sampling: k.Sampling, Reps: k.Reps, NoWarmup: !k.Warmup,
 		Seed: k.Seed, Placement: k.Placement, Threading: k.Threading, NoKVOffload: k.NoKVOffload}
@@ -67,22 +67,29 @@ func (p Point) keyOf(model string) Key {
 // Knob is a knob's value as the key writes it (unescaped), "" at its
 // default.
 func (k Key) Knob(s *Setting) string {
-	p := k.point()
+	p := k.Point()
 	if v := s.Get(&p); v != s.Default {
 		return v
 	}
 	return ""
 }
 
+// KnobText is the key's text of its knobs that are not their defaults
+// ("|ncmoe=4|nkvo=true"), as String ends.
+func (k Key) KnobText() string {
+	p := k.Point()
+	return knobText(&p, escapeKey.Replace)
+}
+
 // String is the key's text form, its settings' as the table gets them:
 // MODEL|p=512|n=0|d=0|np=1|b=2048|ub=512|t=4|ngl=-1|sm=layer|mg=0|mmap=true|fa=auto|ctk=f16|ctv=f16|sampling=off|r=5|warmup=true|seed=42
 // then the knobs that are not their defaults.
 func (k Key) String() string {
-	p := k.point()
+	p := k.Point()
 	var b strings.Builder
 	b.Grow(160)
 	b.WriteString(k.Model)
-	for _, s := range fixed() {
+	for _, s := range Fixed() {
 		b.WriteByte('|')
 		b.WriteString(s.KeyName)
 		b.WriteByte('=')
@@ -130,7 +137,7 @@ func (k *Key) UnmarshalText(b []byte) error {
 
 // Varying names, for each point, the settings of its key that differ
 // among the points ("t=2 b=128"), as a table's columns tell rows apart;
-// the test's own sizes (p, n, d, np) are left to its name.
+// the test's own sizes (Setting.Size) are left to its name.
 func Varying(points []Point) []string {
 	split := func(p Point) []string { return strings.Split(p.Key().String(), "|")[1:] }
 	first := map[string]string{}
@@ -158,10 +165,10 @@ func Varying(points []Point) []string {
 	out := make([]string, len(points))
 	for i, p := range points {
 		var parts []string
-		for _, s := range split(p) {
-			k, _, _ := strings.Cut(s, "=")
-			if k != "p" && k != "n" && k != "d" && k != "np" && varies[k] {
-				parts = append(parts, s)
+		for _, kv := range split(p) {
+			k, _, _ := strings.Cut(kv, "=")
+			if s := keyNames()[k].Setting; varies[k] && (s == nil || !s.Size) {
+				parts = append(parts, kv)
 			}
 		}
 		out[i] = strings.Join(parts, " ")

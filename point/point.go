@@ -89,6 +89,13 @@ func (s Shape) Within(n int) Shape {
 	return s
 }
 
+// Whole is the shape whose steps compute up to n tokens at once: both
+// batches n.
+func (s Shape) Whole(n int) Shape {
+	s.NBatch, s.NUBatch = n, n
+	return s
+}
+
 // Defaults are llama-bench's defaults where they exist.
 func Defaults(threads int) Point {
 	return Point{NPrompt: 512, NGen: 128, Shape: Shape{NBatch: 2048, NUBatch: 512, Threads: threads, NGPULayers: 99, TypeK: "f16", TypeV: "f16"},

@@ -106,12 +106,22 @@ type Setting struct {
 	// part (keyOrder) writes it always, a knob only when it is not its
 	// default ("": not in the key).
 	KeyName string
-	// Field is the setting's name in records (a Switches setting's: its
-	// JSON tag) and in llama-bench's files; a Switches setting's Column
-	// is its head in the compact table, Type its type in llama-bench's
-	// files: 'b' a bool, 'i' an integer, 's' text.
+	// Example is a value of a key's setting other than its default, as
+	// Check returns it: what the tests that walk the table give it.
+	Example string
+	// Field is the setting's name in records (a Switches or Shape
+	// setting's: its JSON tag) and in llama-bench's files; Column is its
+	// head in the compact table, where a Switches or Shape setting shows
+	// when it varies or is not its default; a Switches setting's Type is
+	// its type in llama-bench's files: 'b' a bool, 'i' an integer, 's'
+	// text.
 	Field, Column string
 	Type          byte
+	// Size marks a test's size (its name says it: pp512, tg128@d4096,
+	// x4); Method how a test is measured, not what it measures
+	// (repetitions, warm-up, seed): a comparison pairs tests that differ
+	// in it, and a baseline leaves it out of a point's identity.
+	Size, Method bool
 	// Switch marks a List of 0 and 1 (llama-bench's -nkvo 0,1) whose
 	// flag given alone means 1 (--no-kv-offload).
 	Switch bool
@@ -149,44 +159,44 @@ func IsSwitch(name string) bool {
 // Settings are run's and sweep's settings in the order their flags are
 // listed; the test sizes and axes come first.
 var Settings = []Setting{
-	{Key: "n_prompt", KeyName: "p", Field: "n_prompt", Flag: "n-prompt", Aliases: []string{"p"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "512",
+	{Key: "n_prompt", KeyName: "p", Example: "7", Size: true, Field: "n_prompt", Flag: "n-prompt", Aliases: []string{"p"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "512",
 		Usage: "prompt tokens of the pp tests; 0: none (default 512)", Set: func(p *Point, v string) { p.NPrompt = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NPrompt) }},
-	{Key: "n_gen", KeyName: "n", Field: "n_gen", Flag: "n-gen", Aliases: []string{"n"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "128",
+	{Key: "n_gen", KeyName: "n", Example: "3", Size: true, Field: "n_gen", Flag: "n-gen", Aliases: []string{"n"}, Kind: List, Ints: true, Min: 0, Max: MaxTokens, Default: "128",
 		Usage: "generated tokens of the tg tests; 0: none (default 128)", Set: func(p *Point, v string) { p.NGen = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NGen) }},
-	{Key: "n_depth", KeyName: "d", Field: "n_depth", Flag: "n-depth", Aliases: []string{"d"}, Kind: List, Ints: true, Min: 0, Max: MaxDepth, Default: "0", Nest: 100,
+	{Key: "n_depth", KeyName: "d", Example: "5", Size: true, Field: "n_depth", Flag: "n-depth", Aliases: []string{"d"}, Kind: List, Ints: true, Min: 0, Max: MaxDepth, Default: "0", Nest: 100,
 		Usage: "tokens already in the KV cache (default 0)", Set: func(p *Point, v string) { p.NDepth = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NDepth) }},
-	{Key: "parallel", KeyName: "np", Field: "n_parallel", Flag: "parallel", Aliases: []string{"np"}, Kind: List, Ints: true, Min: 1, Max: MaxParallel, Default: "1", Nest: 120,
+	{Key: "parallel", KeyName: "np", Example: "2", Size: true, Field: "n_parallel", Flag: "parallel", Aliases: []string{"np"}, Kind: List, Ints: true, Min: 1, Max: MaxParallel, Default: "1", Nest: 120,
 		Usage: "sequences decoding together (default 1)", Set: func(p *Point, v string) { p.Parallel = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.Parallel) }},
-	{Key: "n_batch", KeyName: "b", Field: "n_batch", Flag: "batch-size", Aliases: []string{"b"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "2048", Nest: 40,
+	{Key: "n_batch", KeyName: "b", Example: "64", Field: "n_batch", Column: "n_batch", Flag: "batch-size", Aliases: []string{"b"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "2048", Nest: 40,
 		Usage: "logical batch (default 2048)", Set: func(p *Point, v string) { p.NBatch = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NBatch) }},
-	{Key: "n_ubatch", KeyName: "ub", Field: "n_ubatch", Flag: "ubatch-size", Aliases: []string{"ub"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "512", Nest: 50,
-		Usage: "physical batch (default 512)", Set: func(p *Point, v string) { p.NUBatch = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.UBatch()) }},
-	{Key: "threads", KeyName: "t", Field: "n_threads", Flag: "threads", Aliases: []string{"t"}, Kind: List, Ints: true, Min: 1, Max: MaxThreads, Nest: 90,
+	{Key: "n_ubatch", KeyName: "ub", Example: "32", Field: "n_ubatch", Column: "n_ubatch", Flag: "ubatch-size", Aliases: []string{"ub"}, Kind: List, Ints: true, Min: 1, Max: MaxTokens, Default: "512", Nest: 50,
+		Usage: "physical batch (default 512)", Set: func(p *Point, v string) { p.NUBatch = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NUBatch) }},
+	{Key: "threads", KeyName: "t", Example: "3", Field: "n_threads", Flag: "threads", Aliases: []string{"t"}, Kind: List, Ints: true, Min: 1, Max: MaxThreads, Nest: 90,
 		Usage: "CPU threads (default: the physical cores)", Set: func(p *Point, v string) { p.Threads = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.Threads) }},
-	{Key: "n_gpu_layers", KeyName: "ngl", Field: "n_gpu_layers", Flag: "n-gpu-layers", Aliases: []string{"ngl"}, Kind: List, Ints: true, Min: -1, Max: 1 << 16, Default: "99", Nest: 20,
+	{Key: "n_gpu_layers", KeyName: "ngl", Example: "5", Field: "n_gpu_layers", Flag: "n-gpu-layers", Aliases: []string{"ngl"}, Kind: List, Ints: true, Min: -1, Max: 1 << 16, Default: "99", Nest: 20,
 		Usage: "layers on the GPU; 99 (llama-bench's default) is all of a model of up to 98 layers, -1 all of any (default 99)", Set: func(p *Point, v string) { p.NGPULayers = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NGPULayers) }},
-	{Key: "flash_attn", KeyName: "fa", Field: "flash_attn", Flag: "flash-attn", Aliases: []string{"fa"}, Kind: List, Default: "auto", Nest: 80,
+	{Key: "flash_attn", KeyName: "fa", Example: "on", Field: "flash_attn", Flag: "flash-attn", Aliases: []string{"fa"}, Kind: List, Default: "auto", Nest: 80,
 		Usage: "flash attention: on, off, auto (default auto)",
 		Parse: func(v string) (string, error) { _, err := ParseFlashAttn(v); return strings.ToLower(v), syntax(err) },
 		Set:   func(p *Point, v string) { p.FlashAttn, _ = ParseFlashAttn(v) }, Get: func(p *Point) string { return p.FlashAttn.String() }},
-	{Key: "cache_type_k", KeyName: "ctk", Field: "type_k", Flag: "cache-type-k", Aliases: []string{"ctk"}, Kind: List, Default: "f16", Nest: 60,
+	{Key: "cache_type_k", KeyName: "ctk", Example: "q8_0", Field: "type_k", Column: "type_k", Flag: "cache-type-k", Aliases: []string{"ctk"}, Kind: List, Default: "f16", Nest: 60,
 		Usage: "K cache type: f16, bf16, f32, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl (default f16)",
 		Parse: ParseKVType, Set: func(p *Point, v string) { p.TypeK = v }, Get: func(p *Point) string { return p.TypeK }},
-	{Key: "cache_type_v", KeyName: "ctv", Field: "type_v", Flag: "cache-type-v", Aliases: []string{"ctv"}, Kind: List, Default: "f16", Nest: 70,
+	{Key: "cache_type_v", KeyName: "ctv", Example: "q4_0", Field: "type_v", Column: "type_v", Flag: "cache-type-v", Aliases: []string{"ctv"}, Kind: List, Default: "f16", Nest: 70,
 		Usage: "V cache type; quantized needs -fa on (default f16)",
 		Parse: ParseKVType, Set: func(p *Point, v string) { p.TypeV = v }, Get: func(p *Point) string { return p.TypeV }},
 	{Key: "n_cpu_moe", Flag: "n-cpu-moe", Aliases: []string{"ncmoe"}, Kind: List, Ints: true, Min: 0, Max: 4096, Default: "0", Nest: 30,
-		Usage: "keep the MoE experts of the first N layers on the CPU (default 0)", KeyName: "ncmoe",
+		Usage: "keep the MoE experts of the first N layers on the CPU (default 0)", KeyName: "ncmoe", Example: "4",
 		Set: func(p *Point, v string) { p.NCPUMoE = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.NCPUMoE) }},
 	{Key: "no_op_offload", Flag: "no-op-offload", Aliases: []string{"nopo"}, Kind: List, Switch: true, Default: "false", Nest: 37, Parse: parseSwitch,
 		Usage: "run on the CPU the ops whose weights are in host memory, instead of offloading them to the GPU: alone or 1; 0,1 measures both",
-		Field: "no_op_offload", Type: 'i', Column: "nopo", KeyName: "nopo",
+		Field: "no_op_offload", Type: 'i', Column: "nopo", KeyName: "nopo", Example: "true",
 		Set: func(p *Point, v string) { p.NoOpOffload = v == "true" }, Get: func(p *Point) string { return strconv.FormatBool(bool(p.NoOpOffload)) }},
-	{Key: "no_host", Flag: "no-host", Kind: List, Default: "false", Nest: 35, Field: "no_host", Type: 'b', Column: "noh", KeyName: "noh",
+	{Key: "no_host", Flag: "no-host", Kind: List, Default: "false", Nest: 35, Field: "no_host", Type: 'b', Column: "noh", KeyName: "noh", Example: "true",
 		Usage: "bypass the host buffer so that extra buffer types (repacked weights) can be used: 0, 1 (default 0)", Parse: parseSwitch,
 		Set: func(p *Point, v string) { p.NoHost = v == "true" }, Get: func(p *Point) string { return strconv.FormatBool(p.NoHost) }},
 	{Key: "poll", Flag: "poll", Kind: List, Ints: true, Words: map[string]string{NoPool: "-1"}, Default: "50", Nest: 110,
-		Usage: "thread pool busy-wait 0-100; -1 or none: no pool (default 50)", KeyName: "poll",
+		Usage: "thread pool busy-wait 0-100; -1 or none: no pool (default 50)", KeyName: "poll", Example: "none",
 		Parse: func(v string) (string, error) {
 			if v == NoPool {
 				return v, nil
@@ -204,7 +214,7 @@ var Settings = []Setting{
 			return strconv.Itoa(n), nil
 		},
 		Set: func(p *Point, v string) { p.Poll = pollOf(v) }, Get: func(p *Point) string { return p.Poll }},
-	{Key: "sampling", KeyName: "sampling", Field: "sampling", Flag: "sampling", Kind: List, Default: "off",
+	{Key: "sampling", KeyName: "sampling", Example: "typical", Field: "sampling", Flag: "sampling", Kind: List, Default: "off",
 		Usage: "tg through a sampler chain too: off, greedy, typical (default off)",
 		Parse: func(v string) (string, error) {
 			if v = strings.ToLower(v); v != "off" && v != "greedy" && v != "typical" {
@@ -213,16 +223,16 @@ var Settings = []Setting{
 			return v, nil
 		},
 		Set: func(p *Point, v string) { p.Sampling = Sampling(v) }, Get: func(p *Point) string { return string(p.Sampling) }},
-	{Key: "split_mode", KeyName: "sm", Flag: "split-mode", Aliases: []string{"sm"}, Kind: List, Default: "layer", Nest: 32,
+	{Key: "split_mode", KeyName: "sm", Example: "row", Flag: "split-mode", Aliases: []string{"sm"}, Kind: List, Default: "layer", Nest: 32,
 		Usage: "multi-GPU split: none, layer, row (default layer)",
 		Parse: func(v string) (string, error) { m, err := ParseSplitMode(v); return m.String(), syntax(err) },
 		Set:   func(p *Point, v string) { p.Split, _ = ParseSplitMode(v) }, Get: func(p *Point) string { return p.Split.String() }},
-	{Key: "main_gpu", KeyName: "mg", Flag: "main-gpu", Aliases: []string{"mg"}, Kind: Int, Default: "0",
+	{Key: "main_gpu", KeyName: "mg", Example: "1", Flag: "main-gpu", Aliases: []string{"mg"}, Kind: Int, Default: "0",
 		Usage: "GPU for split-mode none", Set: func(p *Point, v string) { p.MainGPU = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.MainGPU) }},
-	{Key: "mmap", KeyName: "mmap", Not: "no-mmap", NotHelp: "read the model into memory instead of mapping it", Flag: "mmap", Aliases: []string{"mmp"}, Hidden: true, Kind: List, Switch: true, Default: "true", Nest: 33,
+	{Key: "mmap", KeyName: "mmap", Example: "false", Not: "no-mmap", NotHelp: "read the model into memory instead of mapping it", Flag: "mmap", Aliases: []string{"mmp"}, Hidden: true, Kind: List, Switch: true, Default: "true", Nest: 33,
 		Usage: "llama-bench's -mmp 0,1", Parse: parseSwitch,
 		Set: func(p *Point, v string) { p.NoMmap = v != "true" }, Get: func(p *Point) string { return strconv.FormatBool(!p.NoMmap) }},
-	{Key: "repetitions", KeyName: "r", Flag: "repetitions", Aliases: []string{"r"}, Kind: String, Default: "auto",
+	{Key: "repetitions", KeyName: "r", Example: "7", Method: true, Flag: "repetitions", Aliases: []string{"r"}, Kind: String, Default: "auto",
 		Usage: "timed repetitions of each test, or auto: until the mean is within --target-ci",
 		Parse: func(v string) (string, error) {
 			n, err := parseReps(v)
@@ -252,7 +262,7 @@ var Settings = []Setting{
 		Usage: "-r auto: at most this many repetitions", Set: func(p *Point, v string) { p.MaxReps = atoi(v) }},
 	{Key: "drop_outliers", Flag: "drop-outliers", Kind: Bool, Default: "false",
 		Usage: "leave repetitions beyond 3 robust sigmas out of the figures", Set: func(p *Point, v string) { p.DropOutliers = v == "true" }},
-	{Key: "warmup", KeyName: "warmup", Not: "no-warmup", NotHelp: "skip the uncounted warm-up run", Kind: Bool, Default: "true",
+	{Key: "warmup", KeyName: "warmup", Example: "false", Method: true, Not: "no-warmup", NotHelp: "skip the uncounted warm-up run", Kind: Bool, Default: "true",
 		Set: func(p *Point, v string) { p.NoWarmup = v != "true" }, Get: func(p *Point) string { return strconv.FormatBool(!p.NoWarmup) }},
 	{Key: "kernels", Not: "no-kernels", NotHelp: "do not time each step's ops alone (no hardware/kernel/software split)", Kind: Bool, Default: "true",
 		Set: func(p *Point, v string) { p.Kernels = v == "true" }},
@@ -269,30 +279,30 @@ var Settings = []Setting{
 			return d.String(), nil
 		},
 		Set: func(p *Point, v string) { p.Timeout, _ = time.ParseDuration(v) }},
-	{Key: "seed", KeyName: "seed", Flag: "seed", Kind: Uint, Default: "42",
+	{Key: "seed", KeyName: "seed", Example: "9", Method: true, Flag: "seed", Kind: Uint, Default: "42",
 		Usage: "seed of the random tokens and synthetic weights (default 42)",
 		Set:   func(p *Point, v string) { p.Seed, _ = strconv.ParseUint(v, 10, 64) }, Get: func(p *Point) string { return strconv.FormatUint(p.Seed, 10) }},
 	{Key: "override_tensor", Flag: "override-tensor", Aliases: []string{"ot", "override-tensors"}, Kind: String,
-		Usage: "tensors matching a regex in a buffer type: PATTERN=BUFFER_TYPE;...", KeyName: "ot",
+		Usage: "tensors matching a regex in a buffer type: PATTERN=BUFFER_TYPE;...", KeyName: "ot", Example: "exps=CPU",
 		Set: func(p *Point, v string) { p.Overrides = v }, Get: func(p *Point) string { return p.Overrides }},
 	{Key: "tensor_split", Flag: "tensor-split", Aliases: []string{"ts"}, Kind: String,
-		Usage: "each device's share of the layers, e.g. 3/1", KeyName: "ts",
+		Usage: "each device's share of the layers, e.g. 3/1", KeyName: "ts", Example: "3/1",
 		Set: func(p *Point, v string) { p.TensorSplit = v }, Get: func(p *Point) string { return p.TensorSplit }},
 	{Key: "devices", Flag: "device", Aliases: []string{"dev"}, Kind: String,
-		Usage: "devices, e.g. CUDA0/CUDA1, or none for the CPU alone", KeyName: "dev",
+		Usage: "devices, e.g. CUDA0/CUDA1, or none for the CPU alone", KeyName: "dev", Example: "CUDA1",
 		Set: func(p *Point, v string) { p.Devices = v }, Get: func(p *Point) string { return p.Devices }},
 	{Key: "no_kv_offload", Flag: "no-kv-offload", Aliases: []string{"nkvo"}, Kind: List, Switch: true, Default: "false", Nest: 75, Parse: parseSwitch,
-		Usage: "keep the KV cache and attention on the CPU: alone or 1; 0,1 measures both", KeyName: "nkvo",
+		Usage: "keep the KV cache and attention on the CPU: alone or 1; 0,1 measures both", KeyName: "nkvo", Example: "true",
 		Set: func(p *Point, v string) { p.NoKVOffload = v == "true" }, Get: func(p *Point) string { return strconv.FormatBool(p.NoKVOffload) }},
 	{Key: "cpu_mask", Flag: "cpu-mask", Aliases: []string{"C"}, Kind: List, Nest: 92,
-		Usage: "hex masks of the CPUs the threads may use, e.g. 0xF or 0x1,0x3", KeyName: "C",
+		Usage: "hex masks of the CPUs the threads may use, e.g. 0xF or 0x1,0x3", KeyName: "C", Example: "0xF",
 		Parse: func(v string) (string, error) { _, err := ParseCPUMask(v); return v, err },
 		Set:   func(p *Point, v string) { p.CPUMask = v }, Get: func(p *Point) string { return p.CPUMask }},
 	{Key: "cpu_strict", Flag: "cpu-strict", Kind: List, Switch: true, Default: "false", Nest: 94, Parse: parseSwitch,
-		Usage: "pin each thread to one CPU of --cpu-mask: alone or 1; 0,1 measures both", KeyName: "strict",
+		Usage: "pin each thread to one CPU of --cpu-mask: alone or 1; 0,1 measures both", KeyName: "strict", Example: "true",
 		Set: func(p *Point, v string) { p.CPUStrict = v == "true" }, Get: func(p *Point) string { return strconv.FormatBool(p.CPUStrict) }},
 	{Key: "prio", Flag: "prio", Kind: Int, Default: "0",
-		Usage: "thread priority: -1 low, 0 normal, 1 medium, 2 high, 3 realtime", KeyName: "prio",
+		Usage: "thread priority: -1 low, 0 normal, 1 medium, 2 high, 3 realtime", KeyName: "prio", Example: "2",
 		Set: func(p *Point, v string) { p.Prio = atoi(v) }, Get: func(p *Point) string { return strconv.Itoa(p.Prio) }},
 	{Key: "delay", Flag: "delay", Kind: String,
 		Usage: "pause before each test: seconds, or a duration (5, 30s)",
@@ -464,10 +474,10 @@ func (s *Setting) Check(v string) (string, error) {
 }
 
 // knobText is the key text of p's knobs that are not their defaults:
-// "|ncmoe=4|poll=none", in knobOrder.
+// "|ncmoe=4|poll=none", in Knobs' order.
 func knobText(p *Point, escape func(string) string) string {
 	var b strings.Builder
-	for _, s := range knobOrder() {
+	for _, s := range Knobs() {
 		if v := s.Get(p); v != "" && v != s.Default {
 			b.WriteString("|" + s.KeyName + "=" + escape(v))
 		}
@@ -475,9 +485,9 @@ func knobText(p *Point, escape func(string) string) string {
 	return b.String()
 }
 
-// knobOrder is the order knobs are written in a key: the order keys of
+// Knobs are the knobs in the order a key writes them: the order keys of
 // older files have, then the newer knobs in Settings' order.
-var knobOrder = sync.OnceValue(func() []*Setting {
+var Knobs = sync.OnceValue(func() []*Setting {
 	var out []*Setting
 	for _, name := range []string{"dev", "ts", "ot", "ncmoe", "poll", "C", "strict", "prio", "nkvo"} {
 		out = append(out, keyNames()[name].Setting)

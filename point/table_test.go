@@ -37,6 +37,11 @@ func TestSettingsNamedOnce(t *testing.T) {
 		if s.Nest > 0 && s.Kind != List {
 			t.Errorf("%s is an axis but not a list", of)
 		}
+		if s.KeyName != "" {
+			if v, err := s.Check(s.Example); err != nil || v != s.Example || v == s.Default {
+				t.Errorf("%s: example %q (checked %q, %v): give a value, as Check returns it, that is not the default", of, s.Example, v, err)
+			}
+		}
 	}
 }
 

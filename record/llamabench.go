@@ -215,15 +215,10 @@ func backendOf(backends string, ngl int) string {
 // pointKey is the identity of an imported record's point, from its
 // settings (llama-bench does not write the seed; its tests use none).
 func (r *Record) pointKey() point.Key {
-	p := r.point()
-	p.ModelID, p.MainGPU, p.NoMmap, p.FlashAttn = r.Name(), r.MainGPU, !r.UseMmap, r.FlashAttn
-	p.Split, _ = point.ParseSplitMode(r.SplitMode)
-	p.Sampling, p.Reps = point.SamplingOff, len(r.SamplesTs)
+	p := r.Point()
+	p.ModelID, p.Sampling, p.Reps, p.NoWarmup, p.Seed = r.Name(), point.SamplingOff, len(r.SamplesTs), false, 0
+	// A poll of 0 is a file's from before llama-bench had one as often as
+	// a setting: the key leaves it out, as it always has.
+	p.Poll = ""
 	return p.Key()
-}
-
-// point is a point of the record's test sizes and shape, for the
-// settings table's Get.
-func (r *Record) point() point.Point {
-	return point.Point{NPrompt: r.NPrompt, NGen: r.NGen, NDepth: r.NDepth, Parallel: r.NParallel, Shape: r.Shape}
 }

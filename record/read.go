@@ -230,7 +230,7 @@ func (r *Record) checkRates() error {
 			return fmt.Errorf("%s: a rate of %g t/s: not a measurement (edited or corrupt?); remove the line", r.Test, v)
 		}
 	}
-	p := r.point()
+	p := r.Point()
 	for _, s := range counts() {
 		if v := s.Get(&p); strings.HasPrefix(v, "-") {
 			return fmt.Errorf("%s: %s %s: not a setting anything measured with (edited or corrupt?); remove the line", r.Test, s.Field, v)

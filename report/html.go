@@ -53,19 +53,15 @@ var facets = append([]func(r *record.Record) string{
 // series apart with no facet written for it.
 func knobFacets() []func(r *record.Record) string {
 	var out []func(r *record.Record) string
-	seen := map[string]bool{"ncmoe": true}
 	for i := range point.Settings {
-		st := &point.Settings[i]
-		if !st.IsKnob() || seen[st.KeyName] {
-			continue
+		if st := &point.Settings[i]; st.IsKnob() && st.KeyName != "ncmoe" {
+			out = append(out, func(r *record.Record) string {
+				if v := r.Key.Knob(st); v != "" {
+					return st.KeyName + "=" + v
+				}
+				return ""
+			})
 		}
-		seen[st.KeyName] = true
-		out = append(out, func(r *record.Record) string {
-			if v := r.Key.Knob(st); v != "" {
-				return st.KeyName + "=" + v
-			}
-			return ""
-		})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,11 +25,7 @@ type param struct {
 	value func(r *record.Record) string
 }
 
-var settings = withSwitchColumns([]param{
-	{"n_batch", "2048", func(r *record.Record) string { return strconv.Itoa(r.NBatch) }},
-	{"n_ubatch", "512", func(r *record.Record) string { return strconv.Itoa(r.NUBatch) }},
-	{"type_k", "f16", func(r *record.Record) string { return r.TypeK }},
-	{"type_v", "f16", func(r *record.Record) string { return r.TypeV }},
+var settings = withSwitchColumns(append(shapeColumns(), []param{
 	{"fa", "auto", func(r *record.Record) string { return [...]string{"auto", "off", "on"}[r.FlashAttn+1] }},
 	{"ncmoe", "0", func(r *record.Record) string { return strconv.Itoa(r.NCPUMoE) }},
 	{"sm", "layer", func(r *record.Record) string { return cmp.Or(r.SplitMode, "layer") }},
@@ -41,7 +38,22 @@ var settings = withSwitchColumns([]param{
 	{"ts", "0.00", func(r *record.Record) string { return cmp.Or(r.TensorSplit, "0.00") }},
 	{"np", "1", func(r *record.Record) string { return strconv.Itoa(max(r.NParallel, 1)) }},
 	{"sampling", "none", func(r *record.Record) string { return strings.SplitN(cmp.Or(r.Sampling, "none"), " ", 2)[0] }},
-})
+}...))
+
+// shapeColumns are the columns of point.Shape's settings that have one
+// (the batches and KV types), in its order, as the record holds them.
+func shapeColumns() []param {
+	var out []param
+	typ := reflect.TypeFor[point.Shape]()
+	for i := range typ.NumField() {
+		st := point.Named(strings.Split(typ.Field(i).Tag.Get("json"), ",")[0])
+		if st == nil || st.Column == "" {
+			continue
+		}
+		out = append(out, param{st.Column, st.Default, func(r *record.Record) string { return st.Get(&point.Point{Shape: r.Shape}) }})
+	}
+	return out
+}
 
 // withSwitchColumns adds the columns of point.Switches' settings after
 // nkvo, each shown as the others when it varies or is not its default.

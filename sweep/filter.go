@@ -30,13 +30,14 @@ var pointFields = map[string]func(p point.Point) string{
 
 // filterField reads a point's field by its name: model, type, test, or a
 // setting by any of its names (point.Named: the spec's, the records' and
-// llama-bench's, its flag's, llama-bench's short ones).
+// llama-bench's, its flag's, llama-bench's short ones), as the point's key
+// holds it (-ub as used: at most -b).
 func filterField(name string) func(p point.Point) string {
 	if f := pointFields[name]; f != nil {
 		return f
 	}
 	if st := point.Named(name); st != nil && st.Get != nil {
-		return func(p point.Point) string { return st.Get(&p) }
+		return func(p point.Point) string { k := p.Key().Point(); return st.Get(&k) }
 	}
 	return nil
 }

@@ -77,8 +77,8 @@ func serveSetup(c *cli.Context) (*served, error) {
 		return nil, err
 	}
 	in.base = point.Defaults(c.Int("threads"))
-	in.base.Model, in.base.NBatch, in.base.NUBatch, in.base.NGPULayers, in.base.FlashAttn, in.base.Seed =
-		model, c.Int("batch-size"), c.Int("batch-size"), c.Int("n-gpu-layers"), fa, c.Uint64("seed")
+	in.base.Model, in.base.NGPULayers, in.base.FlashAttn, in.base.Seed = model, c.Int("n-gpu-layers"), fa, c.Uint64("seed")
+	in.base.Shape = in.base.Whole(c.Int("batch-size")) // a step's tokens, computed at once
 	return in, nil
 }
 
