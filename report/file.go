@@ -56,6 +56,16 @@ func File(w io.Writer, log io.Writer, path string, fo FileOptions) error {
 		}
 		return ToOut(w, out, []string{path}, func(w io.Writer) error { return writeLoadWith(w, format, lines, tl) })
 	}
+	if format == "table" || format == "md" || format == "html" {
+		s, torn, err := summarize(path)
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			noteTorn(log, path, torn)
+			return ToOut(w, out, []string{path}, func(w io.Writer) error { return s.write(w, format, "tokbench report "+path) })
+		}
+	}
 	recs, _, torn, err := record.Read(path)
 	if err != nil {
 		return err

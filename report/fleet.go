@@ -10,7 +10,6 @@ import (
 
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
-	"github.com/tokbench/tokbench/stats"
 )
 
 // Classes are the hardware classes of measured records, in the order
@@ -153,36 +152,6 @@ type classRow struct {
 // t/s and which classes those were (numbered, the numbers listed below),
 // each class its own figure: nothing is pooled into one mean.
 func writeClassSummary(w io.Writer, rows []*classRow, classes []string) error {
-	fmt.Fprintf(w, "\n%d hardware classes, too many to set side by side: each test's t/s across them (one figure a class)\n", len(classes))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\ttest\tclasses\tmedian t/s\tslowest\t\tfastest\t\tfastest/slowest\t")
-	for _, x := range rows {
-		var got []float64
-		lo, hi := -1, -1
-		for j, v := range x.ts {
-			if v <= 0 {
-				continue
-			}
-			got = append(got, v)
-			if lo < 0 || v < x.ts[lo] {
-				lo = j
-			}
-			if hi < 0 || v > x.ts[hi] {
-				hi = j
-			}
-		}
-		if len(got) == 0 {
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t#%d\t%.2f\t#%d\t%.2f\t%.2fx\t\n", x.model, x.test, len(got), stats.Median(got), lo+1, x.ts[lo], hi+1, x.ts[hi], x.ts[hi]/x.ts[lo])
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	var names []string
-	for i, c := range classes {
-		names = append(names, fmt.Sprintf("#%d %s", i+1, c))
-	}
-	_, err := fmt.Fprintln(w, strings.Join(wrap("classes: "+strings.Join(names, ", "), noteWidth, "    "), "\n"))
-	return err
+	heading := fmt.Sprintf("%d hardware classes, too many to set side by side: each test's t/s across them (one figure a class)", len(classes))
+	return writeSummaryText(w, false, heading, rows, classes)
 }

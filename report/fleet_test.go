@@ -1,7 +1,10 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,5 +47,69 @@ func TestFleetFitsAndNamesItsSlowest(t *testing.T) {
 	if !strings.Contains(out, "40 hardware classes") || slowest != 6 || !strings.Contains(out, "#18 cpu-vendor-model-17-96-core-processor") ||
 		!strings.Contains(out, "pp512 @ bbbbbbbb") {
 		t.Errorf("slowest named %d times of 6:\n%s", slowest, out)
+	}
+}
+
+// A file of more records than a table lists (a fleet's, many rounds of
+// each point on each class) is read one record at a time and summed up:
+// per test and build, each class's mean over its records; the text fits
+// 120 columns and names the slowest class, the HTML draws each test's
+// classes, and a file of fewer is listed as before.
+func TestFleetFileSummedUp(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fleet.jsonl")
+	var lines []any
+	for round := 1; len(lines) <= listCap; round++ {
+		for c := range 40 {
+			for _, test := range []string{"pp512", "tg128"} {
+				r := record.Record{Test: test, Status: record.StatusOK, ModelID: "synth:llama-8b:q4_0", Round: round}
+				r.Backend, r.CPUInfo, r.BuildCommit = "CPU", fmt.Sprintf("Vendor Model %02d 96-Core Processor", c), "aaaaaaaa"
+				r.Key.Model, r.Key.NPrompt = "m", 512
+				if test == "tg128" {
+					r.Key.NPrompt, r.Key.NGen = 0, 128
+				}
+				r.AvgTs = float64(100 + c + round%2) // a class's mean: 100.5 + c
+				if c == 17 {
+					r.AvgTs = 10
+				}
+				lines = append(lines, r)
+			}
+		}
+	}
+	if err := record.Append(path, lines...); err != nil {
+		t.Fatal(err)
+	}
+	var text, page bytes.Buffer
+	if err := File(&text, io.Discard, path, FileOptions{Format: "table"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := File(&page, io.Discard, path, FileOptions{Format: "html"}); err != nil {
+		t.Fatal(err)
+	}
+	out := text.String()
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > fleetWidth {
+			t.Errorf("a line of %d columns: %s", n, l)
+		}
+	}
+	want := fmt.Sprintf("%d measured records of 40 hardware classes", len(lines))
+	if !strings.Contains(out, want) || strings.Count(out, "#18  10.00") != 2 || !strings.Contains(out, "#40  139.50") ||
+		strings.Count(out, "synth:llama-8b:q4_0") != 2 {
+		t.Errorf("want %q, two rows, the slowest (#18) in both, the fastest's (#40) mean 139.50:\n%s", want, out)
+	}
+	if h := page.String(); !strings.Contains(h, want) || strings.Count(h, "<circle") != 80 || strings.Contains(h, "<figure") {
+		t.Errorf("the page: %d dots, want 80", strings.Count(h, "<circle"))
+	}
+	// One record fewer than the table lists: listed, one a row.
+	small := filepath.Join(dir, "small.jsonl")
+	if err := record.Append(small, lines[:listCap]...); err != nil {
+		t.Fatal(err)
+	}
+	text.Reset()
+	if err := File(&text, io.Discard, small, FileOptions{Format: "table"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String(), "measured records of") || strings.Count(text.String(), "\n") < listCap {
+		t.Errorf("%d records summed up, not listed", listCap)
 	}
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make bench-scale: a fleet's results at 10^4, 10^5 and 10^6 records
-# (bench/scalegen: 40 hardware classes, 25 models, 10 tests, 3 builds,
-# about 950 bytes a record), and what report (table and html), merge of
+# (bench/scalegen: 40 hardware classes and 3 builds running a sweep of
+# 500 points, 25 models x 10 tests x 2 thread counts, in rounds: the
+# records grow as a fleet's do with its boxes, the points stay; about 950
+# bytes a record), and what report (table and html), merge of
 # 100 shard files, compare, baseline create and report --sqlite take of
 # each: seconds and peak memory, then how each grows from 10^5 to 10^6.
 # SIZES="10000 100000" runs fewer.

@@ -82,9 +82,13 @@ func write(out string, n, shards, build int) error {
 	return nil
 }
 
-// record is the i-th record: i runs over classes fastest, then builds,
-// tests, models, and past those the threads and batches, so that any
-// prefix is a fleet of every class, and no two records are one point.
+// record is the i-th record of a fleet that runs one sweep again and
+// again: i runs over classes fastest, then builds, then the sweep's
+// points (models, tests, two thread counts: 500, a few hundred as a
+// fleet's sweep has), then its rounds, so that any prefix is a fleet of
+// every class, the records grow with the rounds (as a fleet's do with its
+// boxes) while its points and tests stay, and no two records are one
+// point of one class, build and round (merge's duplicates).
 func record(i, onlyBuild int, rng *rand.Rand) map[string]any {
 	class, rest := i%classes, i/classes
 	b := rest % builds
@@ -95,8 +99,8 @@ func record(i, onlyBuild int, rng *rand.Rand) map[string]any {
 	}
 	t, rest := tests[rest%len(tests)], rest/len(tests)
 	model, rest := rest%models, rest/models
-	threads, ub := 1<<(rest%4), 64<<(rest/4%8)
-	round := rest / 32
+	threads, round := 1<<(rest%2), 1+rest/2
+	const ub = 512
 	// A class is ~10-60% faster than the slowest; a build 0-4% slower.
 	base := 20 * (1 + float64(class%13)/20) * (1 + float64(model%5)) / (1 + float64(b)/50)
 	if t.p > 0 {
