@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unique"
 
 	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/record"
@@ -184,10 +185,10 @@ func (f *File) Add(r *record.Record, minEffect float64) {
 }
 
 func (p *Point) add(r *record.Record, minEffect float64) {
-	p.Runs = append(p.Runs, run{Host: r.HostName, When: r.TestTime, MedianTs: stats.Median(r.SamplesTs), Samples: len(r.SamplesTs)})
-	p.SamplesTs = append(p.SamplesTs, r.SamplesTs...)
-	p.Runs = p.Runs[max(0, len(p.Runs)-maxRuns):]
-	p.SamplesTs = p.SamplesTs[max(0, len(p.SamplesTs)-maxSamples):]
+	// A fleet's hosts are a few thousand names over millions of runs.
+	host := unique.Make(r.HostName).Value()
+	p.Runs = keepNewest(append(p.Runs, run{Host: host, When: r.TestTime, MedianTs: stats.Median(r.SamplesTs), Samples: len(r.SamplesTs)}), maxRuns)
+	p.SamplesTs = keepNewest(append(p.SamplesTs, r.SamplesTs...), maxSamples)
 	p.MedianTs, p.MADTs, p.Spread = stats.Median(p.SamplesTs), stats.MAD(p.SamplesTs), withinRuns
 	if len(p.Runs) >= minRuns {
 		medians := make([]float64, len(p.Runs))
@@ -198,6 +199,19 @@ func (p *Point) add(r *record.Record, minEffect float64) {
 	}
 	half := math.Max(3*p.MADTs, minEffect*p.MedianTs)
 	p.Low, p.High = p.MedianTs-half, p.MedianTs+half
+}
+
+// keepNewest is s's newest n, moved to the front of its array: a point's
+// history never holds more than its bound's room (a slice of the newest
+// would keep the array growing under it).
+func keepNewest[T any](s []T, n int) []T {
+	switch {
+	case len(s) <= n:
+		return s
+	case cap(s) > n+1: // grown by append: room for the next one only
+		return append(make([]T, 0, n+1), s[len(s)-n:]...)
+	}
+	return s[:copy(s, s[len(s)-n:])]
 }
 
 // name is how a point's model is shown: as the sweep named it, else the

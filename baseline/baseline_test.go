@@ -153,3 +153,22 @@ func merge(f *File, recs []record.Record, minEffect float64) (*File, error) {
 	f.Updated = time.Now().UTC().Truncate(time.Second)
 	return f, nil
 }
+
+// A point's history is bounded in memory too, not only in its file: a
+// thousand runs merged into it leave the newest maxRuns runs and
+// maxSamples samples, in arrays of no more room than one more each.
+func TestHistoryBounded(t *testing.T) {
+	f := NewFile("cpu-x")
+	for i := range 1000 {
+		r := recs("X", 1, nil)[0]
+		r.HostName, r.SamplesTs = fmt.Sprintf("node-%d", i%7), []float64{float64(i), float64(i) + 1}
+		f.Add(&r, 0.05)
+	}
+	for _, p := range f.Points {
+		if len(p.Runs) != maxRuns || cap(p.Runs) > maxRuns+1 || len(p.SamplesTs) != maxSamples || cap(p.SamplesTs) > maxSamples+2 ||
+			p.Runs[maxRuns-1].MedianTs != 999.5 || p.Machines() != 7 {
+			t.Errorf("%d runs in room for %d, %d samples in room for %d; newest median %v, %d machines",
+				len(p.Runs), cap(p.Runs), len(p.SamplesTs), cap(p.SamplesTs), p.Runs[len(p.Runs)-1].MedianTs, p.Machines())
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -97,20 +98,76 @@ func diffKey(r *record.Record) []string {
 type side struct {
 	model, test, key string
 	processCV        float64
-	runs             [][]float64
+	runs             []*runSamples
 }
 
-func (s *side) samples() []float64 {
-	var all []float64
-	for _, r := range s.runs {
-		all = append(all, r...)
+// runSamples are one run's samples of a test: their count, mean and sum
+// of squared deviations (Welford's), and up to keepSamples of them, a
+// uniform sample of them past that (Algorithm R), for the run's median:
+// a fleet's file of many rounds is not held whole.
+type runSamples struct {
+	n        int
+	mean, m2 float64
+	kept     []float64
+}
+
+// keepSamples is the most samples of a test a run keeps: far more than
+// the repetitions of its records.
+const keepSamples = 1024
+
+func (r *runSamples) add(x float64, rng *rand.Rand) {
+	r.n++
+	d := x - r.mean
+	r.mean += d / float64(r.n)
+	r.m2 += d * (x - r.mean)
+	switch {
+	case len(r.kept) < keepSamples:
+		r.kept = append(r.kept, x)
+	default:
+		if j := rng.IntN(r.n); j < keepSamples {
+			r.kept[j] = x
+		}
 	}
-	return all
+}
+
+// all says whether every sample is kept (the figures are then the
+// samples' own, to the last digit).
+func (r *runSamples) all() bool { return r.n == len(r.kept) }
+
+// cv is the samples' coefficient of variation.
+func (r *runSamples) cv() float64 {
+	if r.all() {
+		return stats.Summarize(r.kept).CV
+	}
+	return math.Sqrt(r.m2/float64(r.n-1)) / r.mean
+}
+
+// count is the test's samples over its runs.
+func (s *side) count() int {
+	n := 0
+	for _, r := range s.runs {
+		n += r.n
+	}
+	return n
+}
+
+// mean is the mean of the test's samples over its runs.
+func (s *side) mean() float64 {
+	var all []float64
+	sum, n := 0.0, 0
+	for _, r := range s.runs {
+		all = append(all, r.kept...)
+		sum, n = sum+r.mean*float64(r.n), n+r.n
+	}
+	if len(all) == n {
+		return stats.Summarize(all).Mean
+	}
+	return sum / float64(n)
 }
 
 // testable says whether a test has two samples or more on each side.
 func testable(p [2]*side) bool {
-	return len(p[0].samples()) >= 2 && len(p[1].samples()) >= 2
+	return p[0].count() >= 2 && p[1].count() >= 2
 }
 
 // values are each run's log median: a run is the unit, and a slow
@@ -118,7 +175,7 @@ func testable(p [2]*side) bool {
 func (s *side) values() []float64 {
 	out := make([]float64, len(s.runs))
 	for i, r := range s.runs {
-		out[i] = math.Log(stats.Median(slices.Sorted(slices.Values(r))))
+		out[i] = math.Log(stats.Median(slices.Sorted(slices.Values(r.kept))))
 	}
 	return out
 }
@@ -129,9 +186,9 @@ func (s *side) values() []float64 {
 func (s *side) within() float64 {
 	v := 0.0
 	for _, r := range s.runs {
-		if len(r) > 1 {
-			sum := stats.Summarize(r)
-			v += 1.25 * (sum.CV * sum.CV) / float64(len(r))
+		if r.n > 1 {
+			cv := r.cv()
+			v += 1.25 * (cv * cv) / float64(r.n)
 		}
 	}
 	return v / float64(len(s.runs))
@@ -139,11 +196,13 @@ func (s *side) within() float64 {
 
 // Side is one side of a comparison, gathered one record at a time
 // (Add): each measured test's samples by run, in memory that grows with
-// the samples and the tests, not with the records.
+// the tests and runs (keepSamples a test's run at most), not with the
+// records.
 type Side struct {
 	tests map[string]*side
 	order []string
 	runs  int
+	rng   *rand.Rand // the runs' uniform samples: the same each time
 }
 
 // Add adds a record of run (a file, from 0) to the side; a failed test
@@ -163,10 +222,15 @@ func (g *Side) Add(run int, r *record.Record) {
 		g.tests[k] = s
 		g.order = append(g.order, k)
 	}
-	for len(s.runs) <= run {
-		s.runs = append(s.runs, nil)
+	if g.rng == nil {
+		g.rng = rand.New(rand.NewPCG(1, 2))
 	}
-	s.runs[run] = append(s.runs[run], r.SamplesTs...)
+	for len(s.runs) <= run {
+		s.runs = append(s.runs, &runSamples{})
+	}
+	for _, x := range r.SamplesTs {
+		s.runs[run].add(x, g.rng)
+	}
 }
 
 // Diffs pairs the measured tests of two sides, each a list of runs (a
@@ -190,7 +254,7 @@ func Diffs(a, b [][]record.Record, alpha, minEffect float64) (diffs []Diff, gate
 func DiffSides(a, b *Side, alpha, minEffect float64) (diffs []Diff, gate Gate, unmatched int) {
 	for _, g := range []*Side{a, b} {
 		for _, s := range g.tests { // a run without the test is not one of its runs
-			s.runs = slices.DeleteFunc(s.runs, func(r []float64) bool { return len(r) == 0 })
+			s.runs = slices.DeleteFunc(s.runs, func(r *runSamples) bool { return r.n == 0 })
 		}
 	}
 	as, order, bs, border := a.tests, a.order, b.tests, b.order
@@ -213,9 +277,9 @@ func DiffSides(a, b *Side, alpha, minEffect float64) (diffs []Diff, gate Gate, u
 	for _, p := range pairs {
 		x, y := p[0], p[1]
 		d := Diff{Model: x.model, Test: x.test, Settings: varies(x.key),
-			NA: len(x.samples()), NB: len(y.samples()), RunsA: len(x.runs), RunsB: len(y.runs), P: math.NaN(),
+			NA: x.count(), NB: y.count(), RunsA: len(x.runs), RunsB: len(y.runs), P: math.NaN(),
 			Ratio: stats.Ratio{Est: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}}
-		d.A, d.B = stats.Summarize(x.samples()).Mean, stats.Summarize(y.samples()).Mean
+		d.A, d.B = x.mean(), y.mean()
 		d.Speedup = d.B / d.A
 		if !testable(p) {
 			d.Verdict, d.Warning = notTestable, fmt.Sprintf("one sample on a side (%d and %d; llama-bench's CSV and SQL keep only the mean): the ratio %.3f cannot be tested", d.NA, d.NB, d.Speedup)

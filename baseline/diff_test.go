@@ -162,3 +162,33 @@ func TestLayersKey(t *testing.T) {
 		t.Errorf("ngl 12: %s", got)
 	}
 }
+
+// A run of more samples of a test than it keeps (a fleet's file of many
+// rounds) keeps keepSamples of them, a uniform sample: its count and mean
+// are every sample's, its median close to theirs.
+func TestRunSamplesBounded(t *testing.T) {
+	var g Side
+	rng := rand.New(rand.NewPCG(3, 4))
+	var all []float64
+	for range 10000 {
+		samples := make([]float64, 5)
+		for i := range samples {
+			samples[i] = 100 + 10*rng.NormFloat64()
+		}
+		all = append(all, samples...)
+		g.Add(0, new(diffRec("tg128", 2, samples...)))
+	}
+	s := g.tests[g.order[0]]
+	r := s.runs[0]
+	mean := 0.0
+	for _, x := range all {
+		mean += x / float64(len(all))
+	}
+	median := math.Exp(s.values()[0])
+	if len(r.kept) != keepSamples || s.count() != len(all) || math.Abs(s.mean()-mean) > 1e-9*mean || math.Abs(median-100) > 1.5 {
+		t.Errorf("kept %d of %d samples (want %d), mean %v (want %v), median %.2f (want about 100)", len(r.kept), s.count(), keepSamples, s.mean(), mean, median)
+	}
+	if cv := r.cv(); math.Abs(cv-0.1) > 0.005 {
+		t.Errorf("cv %.4f, want about 0.1", cv)
+	}
+}

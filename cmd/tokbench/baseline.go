@@ -100,6 +100,7 @@ func doBaselineCreate(c *cli.Context) error {
 	// merged file makes one per class, in the order first seen): a
 	// million records are never held at once.
 	dir, effect := c.String("dir"), c.Float64("min-effect")
+	historyGC()
 	files := map[string]*baseline.File{}
 	var order []string
 	class := func(name string) (*baseline.File, error) {
