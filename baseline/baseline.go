@@ -53,6 +53,11 @@ type Point struct {
 	// are MinRuns runs, else the pooled samples' spread (within-run, too
 	// narrow to vouch for).
 	Spread string `json:"spread"`
+	// stale says runs were added since the range was set, and effect is
+	// their minimum effect, which settle sets it with: once per point,
+	// not once per record.
+	stale  bool
+	effect float64
 }
 
 // run is one record merged into a point.
@@ -158,14 +163,25 @@ func loadPerThreads(dir, class string) (*File, error) {
 	return all, nil
 }
 
-// Save writes the baseline to dir/CLASS.json.
-func (f *File) Save(dir string) (string, error) { return gpu.SaveClass(dir, f.Class, f) }
+// Save writes the baseline to dir/CLASS.json, its ranges set.
+func (f *File) Save(dir string) (string, error) {
+	f.Settle()
+	return gpu.SaveClass(dir, f.Class, f)
+}
+
+// Settle sets the expected range of every point runs were added to.
+func (f *File) Settle() {
+	for _, p := range f.Points {
+		p.settle()
+	}
+}
 
 // Add adds a record's samples to the baseline, as a run of its point (a
-// failed record or one without samples adds nothing), and sets the
-// point's expected range: the median plus or minus the larger of 3
-// robust sigmas and minEffect of the median, the sigma from the runs'
-// medians once there are minRuns of them. One record at a time, so that
+// failed record or one without samples adds nothing); the point's
+// expected range is set from them when the baseline is saved, compared
+// with or settled (Settle): the median plus or minus the larger of 3 robust sigmas
+// and minEffect of the median, the sigma from the runs' medians once
+// there are minRuns of them. One record at a time, so that
 // a fleet's results are never held whole; the record must be of the
 // baseline's class.
 func (f *File) Add(r *record.Record, minEffect float64) {
@@ -189,6 +205,17 @@ func (p *Point) add(r *record.Record, minEffect float64) {
 	host := unique.Make(r.HostName).Value()
 	p.Runs = keepNewest(append(p.Runs, run{Host: host, When: r.TestTime, MedianTs: stats.Median(r.SamplesTs), Samples: len(r.SamplesTs)}), maxRuns)
 	p.SamplesTs = keepNewest(append(p.SamplesTs, r.SamplesTs...), maxSamples)
+	p.stale, p.effect = true, minEffect
+}
+
+// settle sets the point's expected range from its history, if runs were
+// added since it was set.
+func (p *Point) settle() {
+	if !p.stale {
+		return
+	}
+	p.stale = false
+	minEffect := p.effect
 	p.MedianTs, p.MADTs, p.Spread = stats.Median(p.SamplesTs), stats.MAD(p.SamplesTs), withinRuns
 	if len(p.Runs) >= minRuns {
 		medians := make([]float64, len(p.Runs))
@@ -265,6 +292,7 @@ func Compare(f *File, recs []record.Record, alpha, minEffect float64) ([]Row, er
 			rows = append(rows, row)
 			continue
 		}
+		p.settle()
 		row.Old = p.MedianTs
 		row.Delta = (row.New - row.Old) / row.Old
 		row.P, row.Warning, row.Verdict = judge(p.SamplesTs, r.SamplesTs, row.Delta, alpha, minEffect)

@@ -150,6 +150,7 @@ func merge(f *File, recs []record.Record, minEffect float64) (*File, error) {
 	for i := range recs {
 		f.Add(&recs[i], minEffect)
 	}
+	f.Settle()
 	f.Updated = time.Now().UTC().Truncate(time.Second)
 	return f, nil
 }

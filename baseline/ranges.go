@@ -28,5 +28,6 @@ func (rg *Ranges) Of(r *record.Record) (lo, hi float64, ok bool) {
 	if p == nil {
 		return 0, 0, false
 	}
+	p.settle()
 	return p.Low, p.High, true
 }

@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tokbench/tokbench/point"
 )
 
 // The fleet's shape: every record is one point of one class and build.
@@ -100,7 +102,6 @@ func record(i, onlyBuild int, rng *rand.Rand) map[string]any {
 	t, rest := tests[rest%len(tests)], rest/len(tests)
 	model, rest := rest%models, rest/models
 	threads, round := 1<<(rest%2), 1+rest/2
-	const ub = 512
 	// A class is ~10-60% faster than the slowest; a build 0-4% slower.
 	base := 20 * (1 + float64(class%13)/20) * (1 + float64(model%5)) / (1 + float64(b)/50)
 	if t.p > 0 {
@@ -119,20 +120,25 @@ func record(i, onlyBuild int, rng *rand.Rand) map[string]any {
 	if t.p == 0 {
 		test = fmt.Sprintf("tg%d", t.n)
 	}
-	key := fmt.Sprintf("%s|p=%d|n=%d|d=0|np=1|b=2048|ub=%d|t=%d|ngl=99|sm=layer|mg=0|mmap=true|fa=auto|ctk=f16|ctv=f16|sampling=off|r=5|warmup=true|seed=42", name, t.p, t.n, ub, threads)
-	return map[string]any{
-		"key": key, "test": test, "status": "ok", "tool": "tokbench 0.2.0",
+	// The sweep's point is tokbench's defaults but for its test and
+	// threads: its key and shape as tokbench writes them.
+	p := point.Defaults(threads)
+	p.Model, p.NPrompt, p.NGen = name, t.p, t.n
+	rec := map[string]any{
+		"key": p.Key().String(), "test": test, "status": "ok", "tool": "tokbench 0.2.0",
 		"build_commit": fmt.Sprintf("%08x", 0xec98e200+b), "build_number": 7437 + b,
 		"cpu_info": fmt.Sprintf("Fleet CPU %02d", class), "gpu_info": "", "backends": "CPU",
 		"host_name":      fmt.Sprintf("node-%04d", i%997),
 		"model_filename": name, "model_type": "llama 8B Q4_0", "model_size": 4_660_000_000 + model, "model_n_params": 8_030_000_000,
-		"n_batch": 2048, "n_ubatch": ub, "n_threads": threads, "type_k": "f16", "type_v": "f16", "n_gpu_layers": 99,
 		"n_prompt": t.p, "n_gen": t.n, "n_depth": 0, "n_parallel": 1, "repetitions": 5, "round": round,
 		"test_time":  fmt.Sprintf("2026-12-%02dT%02d:%02d:00Z", 1+i%28, i/60%24, i%60),
 		"samples_ts": samples, "avg_ts": avg, "stddev_ts": stddev(samples, avg),
 		"median_ts": samples[2], "avg_ns": int64(1e9 * float64(max(t.p, t.n)) / avg),
 		"spec_sha256": strings.Repeat("ab", 32),
 	}
+	shape, _ := json.Marshal(p.Used())
+	json.Unmarshal(shape, &rec)
+	return rec
 }
 
 func stddev(xs []float64, mean float64) float64 {
