@@ -85,22 +85,21 @@ var currentFields = []LBField{
 // (the writer's own columns): columns after llama-bench's, so that a row
 // passes through whole. A column is INTEGER or REAL when its first value
 // is a number or boolean, else TEXT.
-func extraFields(recs []Record, have ...[]LBField) []LBField {
+func extraFields(src Source, have ...[]LBField) ([]LBField, error) {
 	x := newExtras(have...)
-	for i := range recs {
-		x.add(&recs[i])
-	}
-	return x.fields()
+	err := src(func(r *Record) error { x.add(r); return nil })
+	return x.fields(), err
 }
 
-// ExtraFields are recs' extra fields (extraFields) less llama-bench's and
-// those named in taken: a writer's columns after llama-bench's.
-func ExtraFields(recs []Record, taken ...string) []LBField {
+// ExtraFields are the extra fields (extraFields) of src's records less
+// llama-bench's and those named in taken: a writer's columns after
+// llama-bench's.
+func ExtraFields(src Source, taken ...string) ([]LBField, error) {
 	own := make([]LBField, len(taken))
 	for i, name := range taken {
 		own[i].name = name
 	}
-	return extraFields(recs, LlamaBenchFields, own)
+	return extraFields(src, LlamaBenchFields, own)
 }
 
 // extras gathers extraFields one record at a time.

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"fmt"
@@ -20,24 +21,40 @@ import (
 // llama-bench made takes the lines, and llama-bench's own lines go to a
 // database made from them. Tests that failed are left out, each with an
 // SQL comment saying why.
-func WriteSQL(w io.Writer, recs []Record) error {
+func WriteSQL(w io.Writer, recs []Record) error { return WriteSQLOf(w, Slice(recs)) }
+
+// WriteSQLOf is WriteSQL of src's records, read twice: for the columns
+// their extra fields need, then for their rows, written one at a time.
+func WriteSQLOf(w io.Writer, src Source) error {
+	extra, err := extraFields(src, LlamaBenchFields, currentFields, ownFields)
+	if err != nil {
+		return err
+	}
+	lb := append(append([]LBField{}, LlamaBenchFields...), extra...)
 	var b strings.Builder
-	lb := append(append([]LBField{}, LlamaBenchFields...), extraFields(recs, LlamaBenchFields, currentFields, ownFields)...)
 	createTable(&b, BenchTable, lb)
 	b.WriteString("\n")
 	createTable(&b, OwnTable, append([]LBField{{OwnLink, 'i', nil}}, ownFields...))
 	b.WriteString("\n")
-	for i := range recs {
-		r := &recs[i]
+	bw := bufio.NewWriter(w)
+	err = src(func(r *Record) error {
 		if !r.OK() {
 			fmt.Fprintf(&b, "-- %s %s: %s, not written: %s\n", cmp.Or(r.ModelID, r.ModelFile), r.Test, r.Status, strings.ReplaceAll(r.Reason, "\n", " "))
-			continue
+		} else {
+			insert(&b, BenchTable, present(lb, r), r)
+			insertLinked(&b, OwnTable, ownFields, r)
 		}
-		insert(&b, BenchTable, present(lb, r), r)
-		insertLinked(&b, OwnTable, ownFields, r)
+		_, err := bw.WriteString(b.String())
+		b.Reset()
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	if _, err := bw.WriteString(b.String()); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 func createTable(b *strings.Builder, table string, fields []LBField) {

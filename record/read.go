@@ -280,6 +280,13 @@ func sniff(path string) (int, error) {
 	return kind, nil
 }
 
+// IsLines says whether the file at path holds JSON lines (tokbench's, or
+// llama-bench's -o jsonl): what can be read a record at a time as it goes.
+func IsLines(path string) (bool, error) {
+	kind, err := sniff(path)
+	return kind == kindLines, err
+}
+
 // utf8BOM may begin a file saved by an editor on Windows: it is skipped.
 const utf8BOM = "\xef\xbb\xbf"
 

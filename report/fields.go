@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -93,13 +94,21 @@ func latF(l *stats.Latency, p int) string {
 
 // CSV writes one row per record with a header: llama-bench's fields
 // first, as its -o csv writes them (booleans 0 or 1), then tokbench's.
-func CSV(w io.Writer, recs []record.Record) error {
+func CSV(w io.Writer, recs []record.Record) error { return CSVOf(w, record.Slice(recs)) }
+
+// CSVOf is CSV of src's records, read twice: for the columns their extra
+// fields need, then for their rows, written one at a time.
+func CSVOf(w io.Writer, src record.Source) error {
 	cw := csvWriter{csv.NewWriter(w)}
 	var own []string
 	for _, f := range tokbenchFields {
 		own = append(own, f.name)
 	}
-	lb := append(append([]record.LBField{}, record.LlamaBenchFields...), record.ExtraFields(recs, own...)...)
+	extra, err := record.ExtraFields(src, own...)
+	if err != nil {
+		return err
+	}
+	lb := append(append([]record.LBField{}, record.LlamaBenchFields...), extra...)
 	var head []string
 	for _, f := range lb {
 		head = append(head, f.Name())
@@ -108,18 +117,19 @@ func CSV(w io.Writer, recs []record.Record) error {
 		head = append(head, f.name)
 	}
 	cw.Write(head)
-	for i := range recs {
+	err = src(func(r *record.Record) error {
 		var row []string
 		for _, f := range lb {
-			row = append(row, csvValue(f.Value(&recs[i])))
+			row = append(row, csvValue(f.Value(r)))
 		}
 		for _, f := range tokbenchFields {
-			row = append(row, f.value(&recs[i]))
+			row = append(row, f.value(r))
 		}
 		cw.Write(row)
-	}
+		return nil
+	})
 	cw.Flush()
-	return cw.Error()
+	return cmp.Or(err, cw.Error())
 }
 
 // csvValue is a llama-bench field as its CSV writes it.

@@ -66,6 +66,14 @@ func File(w io.Writer, log io.Writer, path string, fo FileOptions) error {
 			return ToOut(w, out, []string{path}, func(w io.Writer) error { return s.write(w, format, "tokbench report "+path) })
 		}
 	}
+	if format == "json" || format == "jsonl" || format == "csv" || format == "sql" {
+		if many, err := manyLines(path); err != nil || many {
+			if err != nil {
+				return err
+			}
+			return ToOut(w, out, []string{path}, func(w io.Writer) error { return writeStreamed(w, log, path, format, peaks, o) })
+		}
+	}
 	recs, _, torn, err := record.Read(path)
 	if err != nil {
 		return err

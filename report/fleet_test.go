@@ -57,28 +57,7 @@ func TestFleetFitsAndNamesItsSlowest(t *testing.T) {
 // classes, and a file of fewer is listed as before.
 func TestFleetFileSummedUp(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "fleet.jsonl")
-	var lines []any
-	for round := 1; len(lines) <= listCap; round++ {
-		for c := range 40 {
-			for _, test := range []string{"pp512", "tg128"} {
-				r := record.Record{Test: test, Status: record.StatusOK, ModelID: "synth:llama-8b:q4_0", Round: round}
-				r.Backend, r.CPUInfo, r.BuildCommit = "CPU", fmt.Sprintf("Vendor Model %02d 96-Core Processor", c), "aaaaaaaa"
-				r.Key.Model, r.Key.NPrompt = "m", 512
-				if test == "tg128" {
-					r.Key.NPrompt, r.Key.NGen = 0, 128
-				}
-				r.AvgTs = float64(100 + c + round%2) // a class's mean: 100.5 + c
-				if c == 17 {
-					r.AvgTs = 10
-				}
-				lines = append(lines, r)
-			}
-		}
-	}
-	if err := record.Append(path, lines...); err != nil {
-		t.Fatal(err)
-	}
+	path, lines := fleetFile(t, dir)
 	var text, page bytes.Buffer
 	if err := File(&text, io.Discard, path, FileOptions{Format: "table"}); err != nil {
 		t.Fatal(err)
@@ -111,5 +90,57 @@ func TestFleetFileSummedUp(t *testing.T) {
 	}
 	if strings.Contains(text.String(), "measured records of") || strings.Count(text.String(), "\n") < listCap {
 		t.Errorf("%d records summed up, not listed", listCap)
+	}
+}
+
+// fleetFile writes a fleet's file of more records than a table lists:
+// 40 classes, two tests, a round after another; the slowest class is
+// #18 (10 t/s), the fastest #40 (139.5 on average).
+func fleetFile(t *testing.T, dir string) (string, []any) {
+	t.Helper()
+	path := filepath.Join(dir, "fleet.jsonl")
+	var lines []any
+	for round := 1; len(lines) <= listCap; round++ {
+		for c := range 40 {
+			for _, test := range []string{"pp512", "tg128"} {
+				r := record.Record{Test: test, Status: record.StatusOK, ModelID: "synth:llama-8b:q4_0", Round: round}
+				r.Backend, r.CPUInfo, r.BuildCommit = "CPU", fmt.Sprintf("Vendor Model %02d 96-Core Processor", c), "aaaaaaaa"
+				r.Key.Model, r.Key.NPrompt = "m", 512
+				if test == "tg128" {
+					r.Key.NPrompt, r.Key.NGen = 0, 128
+				}
+				r.AvgTs = float64(100 + c + round%2) // a class's mean: 100.5 + c
+				if c == 17 {
+					r.AvgTs = 10
+				}
+				lines = append(lines, r)
+			}
+		}
+	}
+	if err := record.Append(path, lines...); err != nil {
+		t.Fatal(err)
+	}
+	return path, lines
+}
+
+// The machine formats of a fleet's file are written as it is read, in
+// its order: the same bytes as the records held whole in that order.
+func TestFleetFileStreamed(t *testing.T) {
+	path, _ := fleetFile(t, t.TempDir())
+	recs, _, _, err := record.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"jsonl", "json", "csv", "sql"} {
+		var streamed, held bytes.Buffer
+		if err := File(&streamed, io.Discard, path, FileOptions{Format: format}); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteWith(&held, format, recs, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(streamed.Bytes(), held.Bytes()) || held.Len() < len(recs)*100 {
+			t.Errorf("-o %s: %d bytes streamed, %d held, not the same", format, streamed.Len(), held.Len())
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
+	"github.com/tokbench/tokbench/roofline"
 	"github.com/tokbench/tokbench/stats"
 )
 
@@ -285,4 +287,81 @@ func strip(ts []float64, classes []string) string {
 	}
 	b.WriteString("</svg>")
 	return b.String()
+}
+
+// manyLines says whether path is a file of JSON lines, more than listCap
+// of them (counted up to there): a fleet's, which the machine formats
+// write as they read it.
+func manyLines(path string) (bool, error) {
+	if fi, err := os.Stat(path); err != nil || fi.Size() < listCap*minLineBytes {
+		return false, nil // too small to hold more; Read says what is wrong with it
+	}
+	if lines, err := record.IsLines(path); err != nil || !lines {
+		return false, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	n, buf := 0, make([]byte, 1<<20)
+	for n <= listCap {
+		k, err := f.Read(buf)
+		n += bytes.Count(buf[:k], []byte("\n"))
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return false, err
+		}
+	}
+	return n > listCap, nil
+}
+
+// writeStreamed writes a file's records in a machine format (json,
+// jsonl, csv, sql) one at a time as it reads them, in the file's order
+// (not grouped: that needs them all), the rounds an interleaved sweep
+// merged left out as record.Final leaves them, each with its roofline;
+// what it says of the file goes to log.
+func writeStreamed(w, log io.Writer, path, format string, peaks *roofline.Cache, o Options) error {
+	merged, err := record.MergedPoints(path)
+	if err != nil {
+		return err
+	}
+	annotate, parallel, torn := true, 0, false
+	src := func(each func(*record.Record) error) error {
+		parallel = 0
+		_, t, err := record.Each(path, func(r *record.Record) error {
+			if r.Round > 0 && merged[r.Key.String()] {
+				return nil
+			}
+			if annotate {
+				if err := r.SetRoofline(peaks); err != nil {
+					fmt.Fprintln(log, "roofline:", err)
+					annotate = false
+				}
+			}
+			if r.NParallel > 1 {
+				parallel++
+				if o.TagParallel {
+					r.ModelType += fmt.Sprintf(" np %d", r.NParallel)
+				}
+			}
+			return each(r)
+		})
+		torn = t
+		return err
+	}
+	switch format {
+	case "csv":
+		err = CSVOf(w, src)
+	case "sql":
+		err = record.WriteSQLOf(w, src)
+	default:
+		err = writeJSONOf(w, format == "jsonl", src)
+	}
+	noteTorn(log, path, torn)
+	if note := parallelNote(format, parallel, o); note != "" {
+		fmt.Fprintln(log, note)
+	}
+	return err
 }

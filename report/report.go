@@ -64,16 +64,18 @@ func WriteWith(w io.Writer, format string, recs []record.Record, o Options) erro
 // of several sequences, that compare-llama-bench.py would average them
 // with the others ("" when there is nothing to say).
 func ParallelNote(format string, recs []record.Record, o Options) string {
-	if o.TagParallel || !slices.Contains([]string{"json", "jsonl", "csv", "sql"}, format) {
-		return ""
-	}
 	n := 0
 	for i := range recs {
 		if recs[i].NParallel > 1 {
 			n++
 		}
 	}
-	if n == 0 {
+	return parallelNote(format, n, o)
+}
+
+// parallelNote is ParallelNote of a file of n tests of several sequences.
+func parallelNote(format string, n int, o Options) string {
+	if o.TagParallel || !slices.Contains([]string{"json", "jsonl", "csv", "sql"}, format) || n == 0 {
 		return ""
 	}
 	return fmt.Sprintf("note: %d test(s) decode several sequences (n_parallel > 1); compare-llama-bench.py does not key on n_parallel and averages them with the other tests of the same settings: --tag-parallel names them in model_type", n)
@@ -105,43 +107,51 @@ func write(w io.Writer, format string, recs []record.Record) error {
 // writeJSON writes items as one indented JSON array (an empty one for
 // none), or as JSON lines.
 func writeJSON[T any](w io.Writer, lines bool, items []T) error {
-	enc := json.NewEncoder(w)
-	if !lines {
-		// Item by item, as json.MarshalIndent lays an array out: the
-		// whole array is never one buffer in memory.
-		if len(items) == 0 {
-			_, err := io.WriteString(w, "[]\n")
-			return err
-		}
+	return writeJSONOf(w, lines, func(each func(*T) error) error {
 		for i := range items {
-			sep := ",\n  "
-			if i == 0 {
-				sep = "[\n  "
-			}
-			if _, err := io.WriteString(w, sep); err != nil {
-				return err
-			}
-			// Encode ends each item with a newline, which the separator
-			// replaces.
-			var b bytes.Buffer
-			e := json.NewEncoder(&b)
-			e.SetIndent("  ", "  ")
-			if err := e.Encode(&items[i]); err != nil {
-				return err
-			}
-			if _, err := w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n"))); err != nil {
+			if err := each(&items[i]); err != nil {
 				return err
 			}
 		}
-		_, err := io.WriteString(w, "\n]\n")
-		return err
+		return nil
+	})
+}
+
+// writeJSONOf is writeJSON of the items src gives, one at a time: item
+// by item, as json.MarshalIndent lays an array out, so that the whole
+// array is never one buffer in memory.
+func writeJSONOf[T any](w io.Writer, lines bool, src func(each func(*T) error) error) error {
+	enc := json.NewEncoder(w)
+	if lines {
+		return src(func(item *T) error { return enc.Encode(item) })
 	}
-	for i := range items {
-		if err := enc.Encode(&items[i]); err != nil {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetIndent("  ", "  ")
+	sep := "[\n  "
+	err := src(func(item *T) error {
+		if _, err := io.WriteString(w, sep); err != nil {
 			return err
 		}
+		sep = ",\n  "
+		// Encode ends each item with a newline, which the separator
+		// replaces.
+		b.Reset()
+		if err := e.Encode(item); err != nil {
+			return err
+		}
+		_, err := w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+		return err
+	})
+	switch {
+	case err != nil:
+		return err
+	case sep == "[\n  ": // none
+		_, err = io.WriteString(w, "[]\n")
+	default:
+		_, err = io.WriteString(w, "\n]\n")
 	}
-	return nil
+	return err
 }
 
 // Grouped orders records by model and quantization, and within each the
