@@ -49,12 +49,13 @@ type fleetRow struct {
 	n                  []int32
 }
 
-// summarize reads path one record at a time into a fleetSummary, rounds
-// an interleaved sweep merged dropped as record.Final drops them; nil
-// when the file holds no more than listCap records (it is listed).
+// summarize reads a file of JSON lines, more than listCap of them, one
+// record at a time into a fleetSummary, rounds an interleaved sweep
+// merged dropped as record.Final drops them; nil when the file holds no
+// more than listCap records (it is listed).
 func summarize(path string) (*fleetSummary, bool, error) {
-	if fi, err := os.Stat(path); err != nil || fi.Size() < listCap*minLineBytes {
-		return nil, false, nil // too small to hold more; Read says what is wrong with it
+	if many, err := manyLines(path); err != nil || !many {
+		return nil, false, err
 	}
 	merged, err := record.MergedPoints(path)
 	if err != nil {
