@@ -217,8 +217,8 @@ func backendOf(backends string, ngl int) string {
 func (r *Record) pointKey() point.Key {
 	p := r.Point()
 	p.ModelID, p.Sampling, p.Reps, p.NoWarmup, p.Seed = r.Name(), point.SamplingOff, len(r.SamplesTs), false, 0
-	// A poll of 0 is a file's from before llama-bench had one as often as
-	// a setting: the key leaves it out, as it always has.
+	// A file from before llama-bench had --poll reads as poll 0, as a
+	// real --poll 0 does: the key leaves poll out, as it always has.
 	p.Poll = ""
 	return p.Key()
 }
