@@ -63,7 +63,7 @@ func summarize(path string) (*fleetSummary, bool, error) {
 	}
 	s := &fleetSummary{classAt: map[string]int{}, at: map[fleetKey]*fleetRow{}, builds: map[string]bool{}}
 	_, torn, err := record.Each(path, func(r *record.Record) error {
-		if r.Round == 0 || !merged[r.Key.String()] {
+		if r.Round == 0 || len(merged) == 0 || !merged[r.Key.String()] {
 			s.add(r)
 		}
 		return nil
@@ -332,7 +332,7 @@ func writeStreamed(w, log io.Writer, path, format string, peaks *roofline.Cache,
 	src := func(each func(*record.Record) error) error {
 		parallel = 0
 		_, t, err := record.Each(path, func(r *record.Record) error {
-			if r.Round > 0 && merged[r.Key.String()] {
+			if r.Round > 0 && len(merged) > 0 && merged[r.Key.String()] {
 				return nil
 			}
 			if annotate {
