@@ -189,7 +189,8 @@ func EachFinalWith[T any](path string, prep func(*Record) T, each func(*Record, 
 		return 0, false, err
 	}
 	return EachWith(path, prep, func(r *Record, v T) error {
-		if r.Round > 0 && merged[r.Key.String()] {
+		// A key's text is made only where a round may have been merged.
+		if r.Round > 0 && len(merged) > 0 && merged[r.Key.String()] {
 			return nil
 		}
 		return each(r, v)

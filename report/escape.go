@@ -2,6 +2,8 @@ package report
 
 import (
 	"encoding/csv"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -20,6 +22,14 @@ func mdRow(cells []string) string {
 		esc[i] = mdReplacer.Replace(c)
 	}
 	return "| " + strings.Join(esc, " | ") + " |"
+}
+
+// writeMarkdownTable writes a head and its rows as a Markdown table.
+func writeMarkdownTable(w io.Writer, head []string, lines [][]string) {
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
+	for _, l := range lines {
+		fmt.Fprintln(w, mdRow(l))
+	}
 }
 
 // csvWriter writes rows whose cells a spreadsheet takes as text: a cell

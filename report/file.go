@@ -62,6 +62,9 @@ func File(w io.Writer, log io.Writer, path string, fo FileOptions) error {
 			return err
 		}
 		if s != nil {
+			if err := checkReference(ref, s.classes); err != nil {
+				return err
+			}
 			noteTorn(log, path, torn)
 			return ToOut(w, out, []string{path}, func(w io.Writer) error { return s.write(w, format, "tokbench report "+path) })
 		}

@@ -36,10 +36,10 @@ func writeClasses(w io.Writer, md bool, recs []record.Record, ref string, width 
 		classes = []string{"none"}
 	}
 	ref = cmp.Or(ref, classes[0])
-	refAt := slices.Index(classes, ref)
-	if refAt < 0 {
-		return &point.InputError{Err: fmt.Errorf("--reference %s: the records' classes are %s", ref, strings.Join(classes, ", "))}
+	if err := checkReference(ref, classes); err != nil {
+		return err
 	}
+	refAt := slices.Index(classes, ref)
 	if len(classes) < 2 {
 		return nil
 	}
@@ -109,25 +109,35 @@ func writeClasses(w io.Writer, md bool, recs []record.Record, ref string, width 
 	}
 	if md {
 		fmt.Fprintf(w, "\n%d hardware classes side by side (ratios to %s):\n", len(classes), ref)
-		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
-		for _, l := range lines {
-			fmt.Fprintln(w, mdRow(l))
-		}
+		writeMarkdownTable(w, head, lines)
 		return nil
 	}
 	// Laid out first: a table past width is summed up instead.
 	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for _, l := range append([][]string{head}, lines...) {
-		fmt.Fprintln(tw, strings.Join(l, "\t")+"\t")
-	}
-	tw.Flush()
+	writeAligned(&b, head, lines)
 	if width > 0 && slices.ContainsFunc(strings.Split(b.String(), "\n"), func(l string) bool { return len([]rune(l)) > width }) {
 		return writeClassSummary(w, rows, classes)
 	}
 	fmt.Fprintf(w, "\n%d hardware classes side by side (ratios to %s):\n", len(classes), ref)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// checkReference refuses a --reference that is none of the classes.
+func checkReference(ref string, classes []string) error {
+	if ref != "" && !slices.Contains(classes, ref) {
+		return &point.InputError{Err: fmt.Errorf("--reference %s: the records' classes are %s", ref, strings.Join(classes, ", "))}
+	}
+	return nil
+}
+
+// writeAligned writes a head and its rows as columns aligned right.
+func writeAligned(w io.Writer, head []string, lines [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, l := range append([][]string{head}, lines...) {
+		fmt.Fprintln(tw, strings.Join(l, "\t")+"\t")
+	}
+	return tw.Flush()
 }
 
 func rateOr(v float64) string {

@@ -79,6 +79,10 @@ func TestFleetFileSummedUp(t *testing.T) {
 	if h := page.String(); !strings.Contains(h, want) || strings.Count(h, "<circle") != 80 || strings.Contains(h, "<figure") {
 		t.Errorf("the page: %d dots, want 80", strings.Count(h, "<circle"))
 	}
+	// A --reference that is none of the classes is refused, as when listed.
+	if err := File(io.Discard, io.Discard, path, FileOptions{Format: "table", Reference: "cpu-nope"}); err == nil || !strings.Contains(err.Error(), "--reference cpu-nope") {
+		t.Errorf("an unknown --reference: %v", err)
+	}
 	// One record fewer than the table lists: listed, one a row.
 	small := filepath.Join(dir, "small.jsonl")
 	if err := record.Append(small, lines[:listCap]...); err != nil {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
@@ -50,22 +49,16 @@ type fleetRow struct {
 }
 
 // summarize reads a file of JSON lines, more than listCap of them, one
-// record at a time into a fleetSummary, rounds an interleaved sweep
-// merged dropped as record.Final drops them; nil when the file holds no
+// record at a time into a fleetSummary, the records record.Final keeps
+// (record.EachFinal); nil when the file holds no
 // more than listCap records (it is listed).
 func summarize(path string) (*fleetSummary, bool, error) {
 	if many, err := manyLines(path); err != nil || !many {
 		return nil, false, err
 	}
-	merged, err := record.MergedPoints(path)
-	if err != nil {
-		return nil, false, err
-	}
 	s := &fleetSummary{classAt: map[string]int{}, at: map[fleetKey]*fleetRow{}, builds: map[string]bool{}}
-	_, torn, err := record.Each(path, func(r *record.Record) error {
-		if r.Round == 0 || len(merged) == 0 || !merged[r.Key.String()] {
-			s.add(r)
-		}
+	_, torn, err := record.EachFinal(path, func(r *record.Record) error {
+		s.add(r)
 		return nil
 	})
 	if err != nil || s.records+s.notOK <= listCap {
@@ -156,8 +149,9 @@ func (s *fleetSummary) heading() string {
 
 // summaryLines are the summary's head and rows: per test, how many
 // classes measured it, their median, slowest and fastest t/s and which
-// classes those were (numbered: classList), each class its own figure.
-func summaryLines(rows []*classRow) (head []string, lines [][]string) {
+// classes those were (numbered: classList), each class its own figure;
+// kept are the rows that have a line (some class measured them).
+func summaryLines(rows []*classRow) (head []string, lines [][]string, kept []*classRow) {
 	head = []string{"model", "test", "classes", "median t/s", "slowest", "", "fastest", "", "fastest/slowest"}
 	for _, x := range rows {
 		var got []float64
@@ -180,8 +174,9 @@ func summaryLines(rows []*classRow) (head []string, lines [][]string) {
 		lines = append(lines, []string{x.model, x.test, fmt.Sprint(len(got)), fmt.Sprintf("%.2f", stats.Median(got)),
 			fmt.Sprintf("#%d", lo+1), fmt.Sprintf("%.2f", x.ts[lo]), fmt.Sprintf("#%d", hi+1), fmt.Sprintf("%.2f", x.ts[hi]),
 			fmt.Sprintf("%.2fx", x.ts[hi]/x.ts[lo])})
+		kept = append(kept, x)
 	}
-	return head, lines
+	return head, lines, kept
 }
 
 // classList names the classes by their numbers.
@@ -196,21 +191,14 @@ func classList(classes []string) string {
 // writeSummaryText writes the summary as an aligned text table, or
 // Markdown, the classes listed below it.
 func writeSummaryText(w io.Writer, md bool, heading string, rows []*classRow, classes []string) error {
-	head, lines := summaryLines(rows)
+	head, lines, _ := summaryLines(rows)
 	fmt.Fprintf(w, "\n%s\n", strings.Join(wrap(heading, noteWidth, ""), "\n"))
 	if md {
-		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
-		for _, l := range lines {
-			fmt.Fprintln(w, mdRow(l))
-		}
+		writeMarkdownTable(w, head, lines)
 		_, err := fmt.Fprintf(w, "\n%s\n", classList(classes))
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for _, l := range append([][]string{head}, lines...) {
-		fmt.Fprintln(tw, strings.Join(l, "\t")+"\t")
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeAligned(w, head, lines); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w, strings.Join(wrap(classList(classes), noteWidth, "    "), "\n"))
@@ -226,22 +214,16 @@ func (s *fleetSummary) write(w io.Writer, format, title string) error {
 	var b strings.Builder
 	pageStart(&b, title)
 	fmt.Fprintf(&b, "<p>%s.</p>\n", esc(s.heading()))
-	head, lines := summaryLines(rows)
+	head, lines, kept := summaryLines(rows)
 	b.WriteString("<table><tr>")
 	for i, h := range append(head, "each class's t/s") {
 		fmt.Fprintf(&b, "<th%s>%s</th>", leftIf(i < 2), esc(h))
 	}
 	b.WriteString("</tr>\n")
-	at := 0
-	for _, x := range rows {
-		if !measuredIn(x) {
-			continue
-		}
-		l := lines[at]
-		at++
+	for i, x := range kept {
 		b.WriteString("<tr>")
-		for i, c := range l {
-			fmt.Fprintf(&b, "<td%s>%s</td>", leftIf(i < 2), esc(c))
+		for j, c := range lines[i] {
+			fmt.Fprintf(&b, "<td%s>%s</td>", leftIf(j < 2), esc(c))
 		}
 		fmt.Fprintf(&b, "<td>%s</td></tr>\n", strip(x.ts, s.classes))
 	}
@@ -257,17 +239,6 @@ func leftIf(words bool) string {
 		return ` class="l"`
 	}
 	return ""
-}
-
-// measuredIn says whether any class measured the row (summaryLines
-// leaves it out otherwise).
-func measuredIn(x *classRow) bool {
-	for _, v := range x.ts {
-		if v > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // strip draws a test's classes as dots on one axis from 0 to its
@@ -320,21 +291,14 @@ func manyLines(path string) (bool, error) {
 
 // writeStreamed writes a file's records in a machine format (json,
 // jsonl, csv, sql) one at a time as it reads them, in the file's order
-// (not grouped: that needs them all), the rounds an interleaved sweep
-// merged left out as record.Final leaves them, each with its roofline;
+// (not grouped: that needs them all), those record.Final keeps
+// (record.EachFinal), each with its roofline;
 // what it says of the file goes to log.
 func writeStreamed(w, log io.Writer, path, format string, peaks *roofline.Cache, o Options) error {
-	merged, err := record.MergedPoints(path)
-	if err != nil {
-		return err
-	}
 	annotate, parallel, torn := true, 0, false
 	src := func(each func(*record.Record) error) error {
 		parallel = 0
-		_, t, err := record.Each(path, func(r *record.Record) error {
-			if r.Round > 0 && len(merged) > 0 && merged[r.Key.String()] {
-				return nil
-			}
+		_, t, err := record.EachFinal(path, func(r *record.Record) error {
 			if annotate {
 				if err := r.SetRoofline(peaks); err != nil {
 					fmt.Fprintln(log, "roofline:", err)
@@ -352,6 +316,7 @@ func writeStreamed(w, log io.Writer, path, format string, peaks *roofline.Cache,
 		torn = t
 		return err
 	}
+	var err error
 	switch format {
 	case "csv":
 		err = CSVOf(w, src)
