@@ -179,9 +179,9 @@ func (f *File) Settle() {
 // Add adds a record's samples to the baseline, as a run of its point (a
 // failed record or one without samples adds nothing); the point's
 // expected range is set from them when the baseline is saved, compared
-// with or settled (Settle): the median plus or minus the larger of 3 robust sigmas
-// and minEffect of the median, the sigma from the runs' medians once
-// there are minRuns of them. One record at a time, so that
+// with or settled (Settle): the median plus or minus the larger of 3
+// robust sigmas and minEffect of the median, the sigma from the runs'
+// medians once there are minRuns of them. One record at a time, so that
 // a fleet's results are never held whole; the record must be of the
 // baseline's class.
 func (f *File) Add(r *record.Record, minEffect float64) {

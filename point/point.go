@@ -60,7 +60,7 @@ type Point struct {
 // each, llama-bench's names), so it goes from one to the other whole.
 type Shape struct {
 	NBatch     int    `json:"n_batch"`
-	NUBatch    int    `json:"n_ubatch"` // a point's as given; its key's and records' as used (UBatch)
+	NUBatch    int    `json:"n_ubatch"` // a point's as given; its key's and tokbench's records' as used (UBatch)
 	Threads    int    `json:"n_threads"`
 	TypeK      string `json:"type_k"`
 	TypeV      string `json:"type_v"`

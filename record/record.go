@@ -107,7 +107,7 @@ type Model struct {
 
 // Settings are how it was measured.
 type Settings struct {
-	point.Shape                 // as used
+	point.Shape                 // as used (llama-bench's records: as given)
 	SplitMode   string          `json:"split_mode"`
 	MainGPU     int             `json:"main_gpu"`
 	FlashAttn   point.FlashAttn `json:"flash_attn"` // -1 auto, 0 off, 1 on
