@@ -185,26 +185,43 @@ func (f *File) Settle() {
 // a fleet's results are never held whole; the record must be of the
 // baseline's class.
 func (f *File) Add(r *record.Record, minEffect float64) {
-	if r.Status != record.StatusOK || len(r.SamplesTs) == 0 {
+	if !measured(r) {
 		return
 	}
-	k := identity(r)
-	p := f.Points[k]
+	f.point(identity(r), r.Test, name(r)).add(r.HostName, r.TestTime, r.SamplesTs, minEffect)
+	f.setSoftware(softwareOf(r))
+}
+
+// measured says a record has a run to add.
+func measured(r *record.Record) bool { return r.Status == record.StatusOK && len(r.SamplesTs) > 0 }
+
+// point is the point of an identity, made if the baseline lacks it.
+func (f *File) point(identity, test, model string) *Point {
+	p := f.Points[identity]
 	if p == nil {
-		p = &Point{Test: r.Test, Model: name(r)}
-		f.Points[k] = p
+		p = &Point{Test: test, Model: model}
+		f.Points[identity] = p
 	}
-	p.add(r, minEffect)
-	if f.Software["llama.cpp"] != r.BuildCommit || f.Software["ollama"] != r.OllamaVersion || f.Software["tokbench"] != r.Tool {
-		f.Software = map[string]string{"llama.cpp": r.BuildCommit, "ollama": r.OllamaVersion, "tokbench": r.Tool}
+	return p
+}
+
+// software is what a run was measured with, recorded beside the class:
+// the newest run's.
+type software struct{ llama, ollama, tool string }
+
+func softwareOf(r *record.Record) software { return software{r.BuildCommit, r.OllamaVersion, r.Tool} }
+
+func (f *File) setSoftware(s software) {
+	if f.Software["llama.cpp"] != s.llama || f.Software["ollama"] != s.ollama || f.Software["tokbench"] != s.tool {
+		f.Software = map[string]string{"llama.cpp": s.llama, "ollama": s.ollama, "tokbench": s.tool}
 	}
 }
 
-func (p *Point) add(r *record.Record, minEffect float64) {
+func (p *Point) add(host string, when time.Time, samples []float64, minEffect float64) {
 	// A fleet's hosts are a few thousand names over millions of runs.
-	host := unique.Make(r.HostName).Value()
-	p.Runs = keepNewest(append(p.Runs, run{Host: host, When: r.TestTime, MedianTs: stats.Median(r.SamplesTs), Samples: len(r.SamplesTs)}), maxRuns)
-	p.SamplesTs = keepNewest(append(p.SamplesTs, r.SamplesTs...), maxSamples)
+	host = unique.Make(host).Value()
+	p.Runs = keepNewest(append(p.Runs, run{Host: host, When: when, MedianTs: stats.Median(samples), Samples: len(samples)}), maxRuns)
+	p.SamplesTs = keepNewest(append(p.SamplesTs, samples...), maxSamples)
 	p.stale, p.effect = true, minEffect
 }
 

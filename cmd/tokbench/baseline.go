@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/tokbench/tokbench/baseline"
 	"github.com/tokbench/tokbench/record"
@@ -97,66 +96,39 @@ func doBaselineCreate(c *cli.Context) error {
 		return usagef(inputsUsage)
 	}
 	// One record at a time, into the baseline of its class (a fleet's
-	// merged file makes one per class, in the order first seen): a
-	// million records are never held at once.
+	// merged file makes one per class, in the order first seen), each
+	// class built after every file is read and saved before the next: a
+	// million records, or every class's history, are never held at once.
 	dir, effect := c.String("dir"), c.Float64("min-effect")
-	historyGC()
-	files := map[string]*baseline.File{}
-	var order []string
-	class := func(name string) (*baseline.File, error) {
-		if f := files[name]; f != nil {
-			return f, nil
-		}
-		f, err := baseline.Load(dir, name)
-		if err != nil {
-			return nil, err
-		}
-		if f == nil {
-			f = baseline.NewFile(name)
-		}
-		if f.Class != name {
-			return nil, usageErr(fmt.Errorf("results are of class %s, the baseline of %s", name, f.Class))
-		}
-		files[name] = f
-		order = append(order, name)
-		return f, nil
-	}
-	var blocks []record.Quality
-	measured := map[string]bool{}
+	restoreGC := streamingGC()
+	b := baseline.NewBuilder(dir)
+	defer b.Close()
+	byClass := map[string][]record.Quality{}
 	for _, path := range c.Args().Slice() {
-		if _, _, err := record.EachFinal(path, func(r *record.Record) error {
-			if !r.OK() {
-				return nil
-			}
-			f, err := class(r.Class())
-			if err == nil {
-				f.Add(r, effect)
-				measured[f.Class] = true
-			}
-			return err
-		}); err != nil {
+		if _, _, err := record.EachFinal(path, func(r *record.Record) error { return b.Add(r) }); err != nil {
 			return err
 		}
 		qs, err := record.ReadQuality(path)
 		if err != nil {
 			return err
 		}
-		blocks = append(blocks, qs...)
-	}
-	byClass := map[string][]record.Quality{}
-	for _, q := range blocks {
-		if _, err := class(q.Class()); err != nil {
-			return err
+		for _, q := range qs {
+			if err := b.Include(q.Class()); err != nil {
+				return err
+			}
+			byClass[q.Class()] = append(byClass[q.Class()], q)
 		}
-		byClass[q.Class()] = append(byClass[q.Class()], q)
 	}
-	if len(order) == 0 {
+	if len(b.Classes()) == 0 {
 		return usagef("no measured (ok) records or quality blocks in %s", strings.Join(c.Args().Slice(), ", "))
 	}
-	for _, name := range order {
-		f := files[name]
-		if measured[name] {
-			f.Updated = time.Now().UTC().Truncate(time.Second)
+	// A class's history and its file's text are what building holds:
+	// tens of MB at a time, collected at the default.
+	restoreGC()
+	for _, name := range b.Classes() {
+		f, err := b.Build(name, effect)
+		if err != nil {
+			return err
 		}
 		f.MergeQuality(byClass[name])
 		p, err := f.Save(dir)
