@@ -86,7 +86,7 @@ func EachWith[T any](path string, prep func(*Record) T, each func(*Record, T) er
 			recs, err = readArray(path, bytes.TrimSpace(bytes.TrimPrefix(data, []byte(utf8BOM))))
 		}
 	default:
-		return eachLine(path, prep, each)
+		return eachRecord(path, prep, each)
 	}
 	if err != nil {
 		return 0, false, err
@@ -99,19 +99,68 @@ func EachWith[T any](path string, prep func(*Record) T, each func(*Record, T) er
 	return intact, false, nil
 }
 
-// eachLine is Each of a JSONL file. A record's JSON is most of a
-// reader's time: lines are decoded on every core, in batches, and given
+// decoded is a record decoded from its line, with prep's work on it.
+type decoded[T any] struct {
+	rec  Record
+	prep T
+}
+
+// eachRecord is EachWith of a JSONL file.
+func eachRecord[T any](path string, prep func(*Record) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
+	return eachLine(path, func(n int, text []byte) (d decoded[T], err error) {
+		if d.rec, err = decodeLine(path, n, text); err == nil {
+			d.prep = prep(&d.rec)
+		}
+		return d, err
+	}, func(d *decoded[T]) error { return each(&d.rec, d.prep) })
+}
+
+// EachLine reads a results file's records as lines: work is given each
+// record's line (its number from 1 and its text, trimmed; quality blocks
+// left out) on every core, and each its result in the file's order, as
+// EachWith gives records: what reads a file's lines as they are, decoding
+// only those it needs (DecodeLine). A file of llama-bench's other formats
+// is read whole first, its records numbered from 1 and given as the lines
+// tokbench writes of them.
+func EachLine[T any](path string, work func(n int, text []byte) (T, error), each func(*T) error) (intact int64, torn bool, err error) {
+	kind, err := sniff(path)
+	if err != nil {
+		return 0, false, err
+	}
+	if kind == kindLines {
+		return eachLine(path, work, each)
+	}
+	n := 0
+	return EachWith(path, nothing, func(r *Record, _ struct{}) error {
+		n++
+		line, err := EncodeLine(r)
+		if err != nil {
+			return fmt.Errorf("%s record %d: %w", path, n, err)
+		}
+		v, err := work(n, line[:len(line)-1])
+		if err != nil {
+			return err
+		}
+		return each(&v)
+	})
+}
+
+// DecodeLine is line n of a JSONL results file's text as a record, as
+// Each reads it.
+func DecodeLine(path string, n int, text []byte) (Record, error) { return decodeLine(path, n, text) }
+
+// eachLine is EachLine of a JSONL file. A record's JSON is most of a
+// reader's time: lines are worked on on every core, in batches, and given
 // to each in the file's order on the caller's goroutine; a few batches
 // are in flight at once, whatever the file's size.
-func eachLine[T any](path string, prep func(*Record) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
+func eachLine[T any](path string, work func(n int, text []byte) (T, error), each func(*T) error) (intact int64, torn bool, err error) {
 	sc, err := openLines(path)
 	if err != nil {
 		return 0, false, err
 	}
 	type item struct {
 		l    line
-		rec  Record
-		prep T
+		v    T
 		skip bool // a quality block (ReadQuality reads it)
 		err  error
 	}
@@ -122,12 +171,12 @@ func eachLine[T any](path string, prep func(*Record) T, each func(*Record, T) er
 	}
 	const batchLines = 256
 	workers := runtime.GOMAXPROCS(0)
-	work, order, stop := make(chan *batch, workers), make(chan *batch, 2*workers), make(chan struct{})
+	todo, order, stop := make(chan *batch, workers), make(chan *batch, 2*workers), make(chan struct{})
 	var end int64 // where the file's lines end: read once order is closed
 	go func() {
 		defer sc.close()
 		defer close(order)
-		defer close(work)
+		defer close(todo)
 		for {
 			b := &batch{done: make(chan struct{})}
 			for len(b.items) < batchLines && b.err == nil {
@@ -149,7 +198,7 @@ func eachLine[T any](path string, prep func(*Record) T, each func(*Record, T) er
 				return
 			}
 			select {
-			case work <- b:
+			case todo <- b:
 			case <-stop:
 				return
 			}
@@ -160,14 +209,11 @@ func eachLine[T any](path string, prep func(*Record) T, each func(*Record, T) er
 	}()
 	for range workers {
 		go func() {
-			for b := range work {
+			for b := range todo {
 				for i := range b.items {
 					it := &b.items[i]
-					it.skip = isQuality(it.l.text)
-					if !it.skip {
-						if it.rec, it.err = decodeLine(path, it.l.n, it.l.text); it.err == nil {
-							it.prep = prep(&it.rec)
-						}
+					if it.skip = isQuality(it.l.text); !it.skip {
+						it.v, it.err = work(it.l.n, it.l.text)
 					}
 				}
 				close(b.done)
@@ -183,7 +229,7 @@ func eachLine[T any](path string, prep func(*Record) T, each func(*Record, T) er
 			case it.err != nil:
 				return it.l.off, it.l.torn(), it.l.failed(path, "a JSON record", it.err)
 			case !it.skip:
-				if err := each(&it.rec, it.prep); err != nil {
+				if err := each(&it.v); err != nil {
 					return it.l.off, false, err
 				}
 			}

@@ -40,7 +40,8 @@ type Merged struct {
 	SpecHash   string
 	Classes    []string
 
-	firsts   []bits    // by file and record: the first of its point (where the merged file has it)
+	firsts   []bits    // by file and line: the first record of its point (where the merged file has it)
+	written  []bits    // by file and line: the line is what tokbench writes of its record (written as it is)
 	chosenAt map[at]at // a point's first place, where its record kept is another (a requeued shard's)
 	have     *spill    // Check's: round 0 points by class and key, each measured (-1) or why not (an index of why), sorted
 	why      []Missing
@@ -63,14 +64,20 @@ func hashID(s string) pointID {
 	return id
 }
 
-// at is a record's place: its file and its number there (from 0).
+// at is a record's place: its file and its line there (record.EachLine).
 type at struct{ file, n int32 }
 
-// bits are a bit a record.
+// bits are a bit a line.
 type bits []uint64
 
 func (b bits) get(i int32) bool { return int(i>>6) < len(b) && b[i>>6]&(1<<(i&63)) != 0 }
-func (b bits) set(i int32)      { b[i>>6] |= 1 << (i & 63) }
+
+func (b *bits) set(i int32) {
+	for int(i>>6) >= len(*b) {
+		*b = append(*b, 0)
+	}
+	(*b)[i>>6] |= 1 << (i & 63)
+}
 
 // identity is a record's point in a fleet: its hardware class (a fleet
 // of several classes measures each point once per class), its key, its
@@ -112,16 +119,21 @@ func Merge(paths []string) (*Merged, error) {
 	var ids, haves spill
 	defer ids.close()
 	defer haves.close()
-	counts := make([]int32, len(paths))
+	m.firsts, m.written = make([]bits, len(paths)), make([]bits, len(paths))
 	for f, path := range paths {
-		_, torn, err := record.EachWith(path, identify, func(r *record.Record, p identified) error {
-			here := at{int32(f), counts[f]}
-			counts[f]++
+		_, torn, err := record.EachLine(path, func(n int, text []byte) (read, error) {
+			return identify(path, n, text)
+		}, func(rd *read) error {
+			r := &rd.rec
+			here := at{int32(f), int32(rd.n)}
+			if rd.written {
+				m.written[f].set(here.n)
+			}
 			if r.SpecSHA256 != "" && !slices.Contains(hashes[r.SpecSHA256], path) {
 				hashes[r.SpecSHA256] = append(hashes[r.SpecSHA256], path)
 			}
-			m.note(r, p, here, &haves)
-			ids.add(entry{p.id, here, int32(rank(r.Status))})
+			m.note(r, rd.identified, here, &haves)
+			ids.add(entry{rd.id, here, int32(rank(r.Status))})
 			return nil
 		})
 		if err != nil {
@@ -146,10 +158,6 @@ func Merge(paths []string) (*Merged, error) {
 		m.SpecHash = h
 	}
 	m.Quality = record.Latest(blocks)
-	m.firsts = make([]bits, len(paths))
-	for f, n := range counts {
-		m.firsts[f] = make(bits, (n+63)/64)
-	}
 	dups, err := m.choose(&ids)
 	if err != nil {
 		return nil, err
@@ -212,26 +220,36 @@ func (m *Merged) choose(ids *spill) ([]dupAt, error) {
 }
 
 // nameDuplicates names each duplicate's point, in the order they were
-// read: a pass of its own over the files where they were read.
+// read: a pass of its own over the files where they were read, decoding
+// those lines only.
 func (m *Merged) nameDuplicates(dups []dupAt) error {
 	if len(dups) == 0 {
 		return nil
 	}
+	lines := map[at]bool{} // read by every core: never written while they read
 	names := map[at]string{}
-	files := map[int32]bool{}
 	for _, d := range dups {
-		names[d.at], files[d.at.file] = "", true
+		lines[d.at] = true
 	}
 	for f, path := range m.Paths {
-		if !files[int32(f)] {
+		if !slices.ContainsFunc(dups, func(d dupAt) bool { return d.at.file == int32(f) }) {
 			continue
 		}
-		n := int32(0)
-		if _, _, err := record.Each(path, func(r *record.Record) error {
-			if _, ok := names[at{int32(f), n}]; ok {
-				names[at{int32(f), n}] = identity(r)
+		type named struct {
+			at   at
+			name string
+		}
+		if _, _, err := record.EachLine(path, func(n int, text []byte) (named, error) {
+			here := at{int32(f), int32(n)}
+			if !lines[here] {
+				return named{}, nil
 			}
-			n++
+			r, err := record.DecodeLine(path, n, text)
+			return named{here, identity(&r)}, err
+		}, func(nm *named) error {
+			if nm.name != "" {
+				names[nm.at] = nm.name
+			}
 			return nil
 		}); err != nil {
 			return err
@@ -243,17 +261,32 @@ func (m *Merged) nameDuplicates(dups []dupAt) error {
 	return nil
 }
 
-// identified is what a record is merged by, found beside its decoding
-// (record.EachWith: on every core): its identity, hashed, its class, and
-// its point in that class, hashed.
+// identified is what a record is merged by: its identity, hashed, its
+// class, and its point in that class, hashed.
 type identified struct {
 	class     string
 	id, point pointID
 }
 
-func identify(r *record.Record) identified {
+// read is a record line as the first reading finds it, on every core
+// (record.EachLine): the record, what it is merged by, and whether the
+// line is what tokbench writes of the record, to be written again as it
+// is (decoding it again is most of writing a merge).
+type read struct {
+	rec record.Record
+	n   int
+	identified
+	written bool
+}
+
+func identify(path string, n int, text []byte) (read, error) {
+	r, err := record.DecodeLine(path, n, text)
+	if err != nil {
+		return read{}, err
+	}
 	class, key := r.Class(), r.Key.String()
-	return identified{class: class, id: hashID(identityOf(r, class, key)), point: hashID(class + "|" + key)}
+	return read{rec: r, n: n, identified: identified{class: class, id: hashID(identityOf(&r, class, key)), point: hashID(class + "|" + key)},
+		written: record.SameLine(&r, text)}, nil
 }
 
 // note keeps what Check, Threads and ShardCount need of a record: its
@@ -416,26 +449,22 @@ func (m *Merged) write(w *record.Writer) error {
 	// measurement of a point that failed) gets that record at its first
 	// place: read first, in a pass of its own (they are few).
 	later := map[at]record.Line{}
+	wanted := map[at]bool{} // read by every core: never written while they read
 	for _, kept := range m.chosenAt {
-		later[kept] = nil
+		wanted[kept] = true
 	}
-	if len(later) > 0 {
-		if err := m.each(func(here at, line record.Line) error {
-			if _, ok := later[here]; ok {
-				later[here] = line
-			}
+	if len(wanted) > 0 {
+		if err := m.each(func(here at) bool { return wanted[here] }, func(here at, line record.Line) error {
+			later[here] = line
 			return nil
 		}); err != nil {
 			return err
 		}
 	}
 	return w.Stream(func(emit func(any) error) error {
-		err := m.each(func(here at, line record.Line) error {
-			// (A record past those read first, written since, is not
-			// the merge's.)
-			if !m.firsts[here.file].get(here.n) {
-				return nil
-			}
+		// (A record past those read first, written since, is not the
+		// merge's.)
+		err := m.each(func(here at) bool { return m.firsts[here.file].get(here.n) }, func(here at, line record.Line) error {
 			if k, ok := m.chosenAt[here]; ok {
 				line = later[k]
 			}
@@ -450,28 +479,36 @@ func (m *Merged) write(w *record.Writer) error {
 	})
 }
 
-// encoded is a record read again to be written: its line.
-type encoded struct {
+// placed is a record read again to be written: its place and its line.
+type placed struct {
+	at   at
 	line record.Line
-	err  error
 }
 
-// each reads the files again, giving each record's place and line
-// (encoded beside its decoding, on every core).
-func (m *Merged) each(fn func(at, record.Line) error) error {
-	encode := func(r *record.Record) encoded {
-		line, err := record.EncodeLine(r)
-		return encoded{line, err}
-	}
+// each reads the files again, giving the place and line of each record
+// want wants: the line as it is where it is what tokbench writes of the
+// record, else the record decoded and encoded (on every core).
+func (m *Merged) each(want func(at) bool, fn func(at, record.Line) error) error {
 	for f, path := range m.Paths {
-		n := int32(0)
-		if _, _, err := record.EachWith(path, encode, func(_ *record.Record, e encoded) error {
-			here := at{int32(f), n}
-			n++
-			if e.err != nil {
-				return e.err
+		if _, _, err := record.EachLine(path, func(n int, text []byte) (placed, error) {
+			here := at{int32(f), int32(n)}
+			switch {
+			case !want(here):
+				return placed{}, nil
+			case m.written[f].get(here.n):
+				return placed{here, append(text, '\n')}, nil
 			}
-			return fn(here, e.line)
+			r, err := record.DecodeLine(path, n, text)
+			if err != nil {
+				return placed{}, err
+			}
+			line, err := record.EncodeLine(&r)
+			return placed{here, line}, err
+		}, func(p *placed) error {
+			if p.line == nil {
+				return nil
+			}
+			return fn(p.at, p.line)
 		}); err != nil {
 			return err
 		}

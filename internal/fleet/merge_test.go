@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -182,5 +183,56 @@ func TestMergeSortsOnDisk(t *testing.T) {
 		if f != file0 || !slices.Equal(dups, dups0) || !slices.Equal(missing, missing0) {
 			t.Errorf("runs of %d: a different answer (%d duplicates, %d missing; in memory %d, %d)", run, len(dups), len(missing), len(dups0), len(missing0))
 		}
+	}
+}
+
+// A merged file holds each record as tokbench writes it, whatever form
+// its line had: a line tokbench wrote is written as it is (not decoded
+// again), one in another form (keys sorted, as jq -S or another writer
+// leaves them; spaces; a line a quality block and blank lines come
+// before) is decoded and written anew, one per point as ever.
+func TestMergeWritesRecordsAsTokbenchDoes(t *testing.T) {
+	dir := t.TempDir()
+	recs := []record.Record{rec("m1", 8, record.StatusOK, "X", "0/2"), rec("m1", 16, record.StatusOK, "X", "0/2"), rec("m2", 8, record.StatusFailed, "X", "1/2"), rec("m2", 8, record.StatusOK, "X", "1/2")}
+	recs[0].SamplesTs = []float64{1.5, 2.25}
+	lines := make([]string, len(recs))
+	for i := range recs {
+		l, err := record.EncodeLine(&recs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines[i] = strings.TrimSuffix(string(l), "\n")
+	}
+	sorted := func(line string) string {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	a := filepath.Join(dir, "a.jsonl")
+	writeFile(t, a, lines[0]+"\n"+strings.Replace(lines[1], `,"test":`, `, "test" : `, 1)+"\n")
+	b := filepath.Join(dir, "b.jsonl")
+	writeFile(t, b, `{"kind":"quality","class":"cpu-x"}`+"\n\n"+sorted(lines[2])+"\n"+lines[3]+"\n")
+	out := filepath.Join(dir, "merged.jsonl")
+	m, err := Merge([]string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// m2's measurement takes its failure's place.
+	if want := lines[0] + "\n" + lines[1] + "\n" + lines[3] + "\n"; !strings.HasPrefix(string(got), want) {
+		t.Errorf("merged:\n%s\nwant the records as tokbench writes them:\n%s", got, want)
+	}
+	if len(m.Duplicates) != 1 || m.Records != 3 {
+		t.Errorf("%d records, duplicates %v", m.Records, m.Duplicates)
 	}
 }
