@@ -115,25 +115,6 @@ type Line []byte
 // read (on every core, EachWith), written in order.
 func EncodeLine(v any) (Line, error) { return jsonLine(v) }
 
-// SameLine says whether text (a record's line as EachLine gives it) is
-// the line EncodeLine makes of r, so that it can be written again as it
-// is. A line that does not begin as a record's does (another writer's
-// order of fields, llama-bench's) is told without encoding r: the first
-// field of every record tokbench writes is its key.
-func SameLine(r *Record, text []byte) bool {
-	if !bytes.HasPrefix(text, lineStart) {
-		return false
-	}
-	line, err := jsonLine(r)
-	return err == nil && bytes.Equal(line[:len(line)-1], text)
-}
-
-// lineStart is how a record's line begins, up to its first value.
-var lineStart = func() []byte {
-	line, _ := jsonLine(&Record{})
-	return line[:bytes.IndexByte(line, ':')+1]
-}()
-
 // jsonLine is v as one JSON line, as an Encoder writes it. A record is
 // marshalled by its own MarshalJSON, whose output is compact already: an
 // Encoder would scan and compact it again (a fifth of a merge's time).

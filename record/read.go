@@ -108,7 +108,7 @@ type decoded[T any] struct {
 // eachRecord is EachWith of a JSONL file.
 func eachRecord[T any](path string, prep func(*Record) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
 	return eachLine(path, func(n int, text []byte) (d decoded[T], err error) {
-		if d.rec, err = decodeLine(path, n, text); err == nil {
+		if d.rec, _, err = decodeLine(path, n, text); err == nil {
 			d.prep = prep(&d.rec)
 		}
 		return d, err
@@ -146,8 +146,12 @@ func EachLine[T any](path string, work func(n int, text []byte) (T, error), each
 }
 
 // DecodeLine is line n of a JSONL results file's text as a record, as
-// Each reads it.
-func DecodeLine(path string, n int, text []byte) (Record, error) { return decodeLine(path, n, text) }
+// Each reads it; own says the line is a tokbench record as it stands
+// (not llama-bench's, converted), so that reading it again gives the
+// same record.
+func DecodeLine(path string, n int, text []byte) (r Record, own bool, err error) {
+	return decodeLine(path, n, text)
+}
 
 // eachLine is EachLine of a JSONL file. A record's JSON is most of a
 // reader's time: lines are worked on on every core, in batches, and given
@@ -241,11 +245,11 @@ func eachLine[T any](path string, work func(n int, text []byte) (T, error), each
 	return end, false, nil
 }
 
-// decodeLine reads line n of a JSONL file: a tokbench record, or
+// decodeLine reads line n of a JSONL file: a tokbench record (own), or
 // llama-bench's -o jsonl.
-func decodeLine(path string, n int, line []byte) (Record, error) {
-	var r Record
-	if err := json.Unmarshal(line, &r); err != nil || (r.Key == (point.Key{}) && r.Test == "") {
+func decodeLine(path string, n int, line []byte) (r Record, own bool, err error) {
+	own = true
+	if err = json.Unmarshal(line, &r); err != nil || (r.Key == (point.Key{}) && r.Test == "") {
 		// Not a tokbench record as it stands: llama-bench's -o jsonl
 		// (no key, no test name, its own types), or a damaged line.
 		lb, lerr := readObject(line)
@@ -253,14 +257,14 @@ func decodeLine(path string, n int, line []byte) (Record, error) {
 			if err == nil {
 				err = lerr
 			}
-			return r, fmt.Errorf("%s line %d is not a tokbench record, nor llama-bench's: %w", path, n, err)
+			return r, false, fmt.Errorf("%s line %d is not a tokbench record, nor llama-bench's: %w", path, n, err)
 		}
-		r = lb
+		r, own = lb, false
 	}
 	if err := r.checkRates(); err != nil {
-		return r, fmt.Errorf("%s line %d: %w", path, n, err)
+		return r, own, fmt.Errorf("%s line %d: %w", path, n, err)
 	}
-	return r, nil
+	return r, own, nil
 }
 
 // maxRate bounds a believable rate, tokens per second.

@@ -6,7 +6,9 @@
 # bytes a record), and what report (table and html), merge of
 # 100 shard files, compare, baseline create and report --sqlite take of
 # each: seconds and peak memory, then how each grows from 10^5 to 10^6.
-# SIZES="10000 100000" runs fewer.
+# SIZES="10000 100000" runs fewer; WRITTEN=1 writes each record's line
+# as tokbench writes it (every field: about 1,550 bytes a record, and
+# merge copies such lines as they are).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tb=${TOKBENCH:-bin/tokbench}
@@ -15,16 +17,18 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TOKBENCH_CACHE="$work/cache"
 sizes=${SIZES:-"10000 100000 1000000"}
+form=()
+[ -n "${WRITTEN:-}" ] && form=(-written)
 declare -A secs mem
 names=("report" "report-html" "merge-100" "compare" "baseline-create" "report-sqlite")
 printf '%-16s %9s %9s %10s\n' command records seconds "peak MB"
 for n in $sizes; do
   d="$work/$n"
   mkdir -p "$d"
-  bin/scalegen -n "$n" -out "$d/all.jsonl"
-  bin/scalegen -n "$n" -shards 100 -out "$d/shards"
-  bin/scalegen -n $((n / 2)) -classes 1 -build 0 -out "$d/a.jsonl"
-  bin/scalegen -n $((n / 2)) -classes 1 -build 1 -out "$d/b.jsonl"
+  bin/scalegen "${form[@]}" -n "$n" -out "$d/all.jsonl"
+  bin/scalegen "${form[@]}" -n "$n" -shards 100 -out "$d/shards"
+  bin/scalegen "${form[@]}" -n $((n / 2)) -classes 1 -build 0 -out "$d/a.jsonl"
+  bin/scalegen "${form[@]}" -n $((n / 2)) -classes 1 -build 1 -out "$d/b.jsonl"
   cmds=(
     "report $d/all.jsonl --out $d/r.txt"
     "report $d/all.jsonl -o html --out $d/r.html"

@@ -41,7 +41,7 @@ type Merged struct {
 	Classes    []string
 
 	firsts   []bits    // by file and line: the first record of its point (where the merged file has it)
-	written  []bits    // by file and line: the line is what tokbench writes of its record (written as it is)
+	own      []bits    // by file and line: a tokbench record as it stands (written as it is)
 	chosenAt map[at]at // a point's first place, where its record kept is another (a requeued shard's)
 	have     *spill    // Check's: round 0 points by class and key, each measured (-1) or why not (an index of why), sorted
 	why      []Missing
@@ -119,15 +119,15 @@ func Merge(paths []string) (*Merged, error) {
 	var ids, haves spill
 	defer ids.close()
 	defer haves.close()
-	m.firsts, m.written = make([]bits, len(paths)), make([]bits, len(paths))
+	m.firsts, m.own = make([]bits, len(paths)), make([]bits, len(paths))
 	for f, path := range paths {
 		_, torn, err := record.EachLine(path, func(n int, text []byte) (read, error) {
 			return identify(path, n, text)
 		}, func(rd *read) error {
 			r := &rd.rec
 			here := at{int32(f), int32(rd.n)}
-			if rd.written {
-				m.written[f].set(here.n)
+			if rd.own {
+				m.own[f].set(here.n)
 			}
 			if r.SpecSHA256 != "" && !slices.Contains(hashes[r.SpecSHA256], path) {
 				hashes[r.SpecSHA256] = append(hashes[r.SpecSHA256], path)
@@ -244,7 +244,7 @@ func (m *Merged) nameDuplicates(dups []dupAt) error {
 			if !lines[here] {
 				return named{}, nil
 			}
-			r, err := record.DecodeLine(path, n, text)
+			r, _, err := record.DecodeLine(path, n, text)
 			return named{here, identity(&r)}, err
 		}, func(nm *named) error {
 			if nm.name != "" {
@@ -270,23 +270,22 @@ type identified struct {
 
 // read is a record line as the first reading finds it, on every core
 // (record.EachLine): the record, what it is merged by, and whether the
-// line is what tokbench writes of the record, to be written again as it
-// is (decoding it again is most of writing a merge).
+// line is a tokbench record as it stands, to be written again as it is
+// (decoding it again was most of writing a merge).
 type read struct {
 	rec record.Record
 	n   int
 	identified
-	written bool
+	own bool
 }
 
 func identify(path string, n int, text []byte) (read, error) {
-	r, err := record.DecodeLine(path, n, text)
+	r, own, err := record.DecodeLine(path, n, text)
 	if err != nil {
 		return read{}, err
 	}
 	class, key := r.Class(), r.Key.String()
-	return read{rec: r, n: n, identified: identified{class: class, id: hashID(identityOf(&r, class, key)), point: hashID(class + "|" + key)},
-		written: record.SameLine(&r, text)}, nil
+	return read{rec: r, n: n, identified: identified{class: class, id: hashID(identityOf(&r, class, key)), point: hashID(class + "|" + key)}, own: own}, nil
 }
 
 // note keeps what Check, Threads and ShardCount need of a record: its
@@ -486,8 +485,9 @@ type placed struct {
 }
 
 // each reads the files again, giving the place and line of each record
-// want wants: the line as it is where it is what tokbench writes of the
-// record, else the record decoded and encoded (on every core).
+// want wants: a tokbench record's line as it is (as its writer wrote it:
+// read again, it is the same record), llama-bench's converted (decoded
+// and encoded, on every core).
 func (m *Merged) each(want func(at) bool, fn func(at, record.Line) error) error {
 	for f, path := range m.Paths {
 		if _, _, err := record.EachLine(path, func(n int, text []byte) (placed, error) {
@@ -495,10 +495,10 @@ func (m *Merged) each(want func(at) bool, fn func(at, record.Line) error) error 
 			switch {
 			case !want(here):
 				return placed{}, nil
-			case m.written[f].get(here.n):
+			case m.own[f].get(here.n):
 				return placed{here, append(text, '\n')}, nil
 			}
-			r, err := record.DecodeLine(path, n, text)
+			r, _, err := record.DecodeLine(path, n, text)
 			if err != nil {
 				return placed{}, err
 			}

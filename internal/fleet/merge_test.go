@@ -186,12 +186,12 @@ func TestMergeSortsOnDisk(t *testing.T) {
 	}
 }
 
-// A merged file holds each record as tokbench writes it, whatever form
-// its line had: a line tokbench wrote is written as it is (not decoded
-// again), one in another form (keys sorted, as jq -S or another writer
-// leaves them; spaces; a line a quality block and blank lines come
-// before) is decoded and written anew, one per point as ever.
-func TestMergeWritesRecordsAsTokbenchDoes(t *testing.T) {
+// A merged file holds each tokbench record's line as its writer wrote
+// it (in tokbench's order of fields or another's, spaces and all: read
+// again, it is the same record; and the second reading does not decode
+// it), llama-bench's -o jsonl line converted to tokbench's form; one
+// record per point as ever, past a quality block and blank lines.
+func TestMergeKeepsTokbenchLines(t *testing.T) {
 	dir := t.TempDir()
 	recs := []record.Record{rec("m1", 8, record.StatusOK, "X", "0/2"), rec("m1", 16, record.StatusOK, "X", "0/2"), rec("m2", 8, record.StatusFailed, "X", "1/2"), rec("m2", 8, record.StatusOK, "X", "1/2")}
 	recs[0].SamplesTs = []float64{1.5, 2.25}
@@ -203,36 +203,41 @@ func TestMergeWritesRecordsAsTokbenchDoes(t *testing.T) {
 		}
 		lines[i] = strings.TrimSuffix(string(l), "\n")
 	}
-	sorted := func(line string) string {
-		var v map[string]any
-		if err := json.Unmarshal([]byte(line), &v); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(v)
-		return string(b)
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(lines[3]), &fields); err != nil {
+		t.Fatal(err)
+	}
+	sorted, _ := json.Marshal(fields) // keys sorted, as jq -S leaves them
+	spaced := strings.Replace(lines[1], `,"test":`, `, "test" : `, 1)
+	lb, err := os.ReadFile("../../record/testdata/llama-bench-current.jsonl")
+	if err != nil {
+		t.Fatal(err)
 	}
 	a := filepath.Join(dir, "a.jsonl")
-	writeFile(t, a, lines[0]+"\n"+strings.Replace(lines[1], `,"test":`, `, "test" : `, 1)+"\n")
+	writeFile(t, a, lines[0]+"\n"+spaced+"\n"+string(lb))
 	b := filepath.Join(dir, "b.jsonl")
-	writeFile(t, b, `{"kind":"quality","class":"cpu-x"}`+"\n\n"+sorted(lines[2])+"\n"+lines[3]+"\n")
+	writeFile(t, b, `{"kind":"quality","class":"cpu-x"}`+"\n\n"+lines[2]+"\n"+string(sorted)+"\n")
 	out := filepath.Join(dir, "merged.jsonl")
-	m, err := Merge([]string{a, b})
+	m, got := merged(t, out, a, b)
+	text, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	if err := m.Write(out); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	outLines := strings.Split(string(text), "\n")
 	// m2's measurement takes its failure's place.
-	if want := lines[0] + "\n" + lines[1] + "\n" + lines[3] + "\n"; !strings.HasPrefix(string(got), want) {
-		t.Errorf("merged:\n%s\nwant the records as tokbench writes them:\n%s", got, want)
+	if len(outLines) < 4 || outLines[0] != lines[0] || outLines[1] != spaced || outLines[3] != string(sorted) {
+		t.Errorf("merged:\n%s\nwant a.jsonl's first two lines, llama-bench's record, then b.jsonl's last line", text)
 	}
-	if len(m.Duplicates) != 1 || m.Records != 3 {
-		t.Errorf("%d records, duplicates %v", m.Records, m.Duplicates)
+	var want record.Record
+	if r, _, _, err := record.Read("../../record/testdata/llama-bench-current.jsonl"); err != nil || len(r) != 1 {
+		t.Fatal(r, err)
+	} else {
+		want = r[0]
+	}
+	if l, _ := record.EncodeLine(&want); len(outLines) < 3 || outLines[2]+"\n" != string(l) {
+		t.Errorf("llama-bench's line merged as\n%s\nwant tokbench's form\n%s", outLines[2], l)
+	}
+	if len(got) != 4 || got[1].NGen != 16 || got[3].Status != record.StatusOK || len(m.Duplicates) != 1 {
+		t.Errorf("%d records read back, duplicates %v", len(got), m.Duplicates)
 	}
 }
