@@ -159,11 +159,31 @@ var benchFields = append(append([]LBField{}, LlamaBenchFields...), currentFields
 // (record.EachWith: on every core), its whole JSON the costliest.
 type SQLRow struct{ bench, own []any }
 
-func RowOf(r *Record) SQLRow {
+func RowOf(r *Record) SQLRow { return rowOf(r, nil) }
+
+// rowOf is RowOf with the record's line where it is a tokbench record as
+// it stands (eachWith): that is its record column, not the record encoded
+// again (read back, it is the same record; encoding it was a sixth of a
+// fleet's append).
+func rowOf(r *Record, line []byte) SQLRow {
 	if !r.OK() {
 		return SQLRow{}
 	}
-	return SQLRow{values(benchFields, r), values(ownFields, r)}
+	own := make([]any, len(ownFields))
+	for i, f := range ownFields {
+		if f.name == OwnRecord && line != nil {
+			own[i] = string(line)
+		} else {
+			own[i] = f.value(r)
+		}
+	}
+	return SQLRow{values(benchFields, r), own}
+}
+
+// EachFinalRow is EachFinalWith(path, RowOf, each), a record's row made
+// of its line where it can (rowOf).
+func EachFinalRow(path string, each func(*Record, SQLRow) error) (intact int64, torn bool, err error) {
+	return eachFinalWith(path, rowOf, each)
 }
 
 // AppendSQLiteEach appends the measured records each gives (with their rows,

@@ -71,6 +71,13 @@ func ignoring(each func(*Record) error) func(*Record, struct{}) error {
 // every core (prep: what the record is keyed by, or how it is written),
 // its result given to each with the record.
 func EachWith[T any](path string, prep func(*Record) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
+	return eachWith(path, func(r *Record, _ []byte) T { return prep(r) }, each)
+}
+
+// eachWith is EachWith whose prep is given the record's line too where
+// the line is a tokbench record as it stands (own: read again, it is the
+// same record); nil where it is llama-bench's, or the file is not JSONL.
+func eachWith[T any](path string, prep func(r *Record, own []byte) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
 	kind, err := sniff(path)
 	if err != nil {
 		return 0, false, err
@@ -92,7 +99,7 @@ func EachWith[T any](path string, prep func(*Record) T, each func(*Record, T) er
 		return 0, false, err
 	}
 	for i := range recs {
-		if err := each(&recs[i], prep(&recs[i])); err != nil {
+		if err := each(&recs[i], prep(&recs[i], nil)); err != nil {
 			return 0, false, err
 		}
 	}
@@ -105,11 +112,15 @@ type decoded[T any] struct {
 	prep T
 }
 
-// eachRecord is EachWith of a JSONL file.
-func eachRecord[T any](path string, prep func(*Record) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
+// eachRecord is eachWith of a JSONL file.
+func eachRecord[T any](path string, prep func(r *Record, own []byte) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
 	return eachLine(path, func(n int, text []byte) (d decoded[T], err error) {
-		if d.rec, _, err = decodeLine(path, n, text); err == nil {
-			d.prep = prep(&d.rec)
+		var own bool
+		if d.rec, own, err = decodeLine(path, n, text); err == nil {
+			if !own {
+				text = nil
+			}
+			d.prep = prep(&d.rec, text)
 		}
 		return d, err
 	}, func(d *decoded[T]) error { return each(&d.rec, d.prep) })

@@ -184,11 +184,17 @@ func mayHoldRounds(line []byte) bool {
 // sweep's rounds of a point it merged are left out (MergedPoints finds
 // those points first), and no file is held whole.
 func EachFinalWith[T any](path string, prep func(*Record) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
+	return eachFinalWith(path, func(r *Record, _ []byte) T { return prep(r) }, each)
+}
+
+// eachFinalWith is EachFinalWith whose prep is given a tokbench record's
+// line too (eachWith).
+func eachFinalWith[T any](path string, prep func(r *Record, own []byte) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
 	merged, err := MergedPoints(path)
 	if err != nil {
 		return 0, false, err
 	}
-	return EachWith(path, prep, func(r *Record, v T) error {
+	return eachWith(path, prep, func(r *Record, v T) error {
 		// A key's text is made only where a round may have been merged.
 		if r.Round > 0 && len(merged) > 0 && merged[r.Key.String()] {
 			return nil

@@ -206,7 +206,7 @@ func SQLiteFile(ctx context.Context, log io.Writer, path, db string) error {
 	n, err := record.AppendSQLiteEach(ctx, db, func(add func(*record.Record, record.SQLRow) error) error {
 		// One record at a time, the final ones (record.Final's).
 		var err error
-		_, torn, err = record.EachFinalWith(path, record.RowOf, func(r *record.Record, row record.SQLRow) error {
+		_, torn, err = record.EachFinalRow(path, func(r *record.Record, row record.SQLRow) error {
 			dbErr = add(r, row)
 			return dbErr
 		})
