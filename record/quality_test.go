@@ -45,3 +45,19 @@ func TestQualityLinesBesideRecords(t *testing.T) {
 		t.Errorf("the figures are not the quality block: %s", data)
 	}
 }
+
+// A quality block is told from a record by its kind, however written.
+func TestIsQuality(t *testing.T) {
+	for line, want := range map[string]bool{
+		`{"kind":"quality","model_id":"m"}`:    true,
+		`{"KIND":"quality"}`:                   true,
+		`{"kind":"qu\u0061lity"}`:              true,
+		`{"key":"m|p=0","test":"quality"}`:     false,
+		`{"key":"m|p=0","model_id":"quality"}`: false,
+		`{"kind":"Quality"}`:                   false,
+	} {
+		if got := isQuality([]byte(line)); got != want {
+			t.Errorf("%s: %v, want %v", line, got, want)
+		}
+	}
+}
