@@ -153,8 +153,11 @@ func (b *Builder) Build(class string, minEffect float64) (*File, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil || int(run.Point) >= len(points) {
-			return nil, fmt.Errorf("read back the runs of class %s from %s: %v", class, filepath.Dir(c.file.Name()), err)
+		if err == nil && int(run.Point) >= len(points) {
+			err = fmt.Errorf("a run of point %d, of %d", run.Point, len(points))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read back the runs of class %s from %s: %w", class, filepath.Dir(c.file.Name()), err)
 		}
 		points[run.Point].add(run.Host, run.When, run.Samples, minEffect)
 	}
