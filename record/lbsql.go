@@ -142,7 +142,7 @@ func sqlValue(v any) string {
 func AppendSQLite(ctx context.Context, path string, recs []Record) (int, error) {
 	return AppendSQLiteEach(ctx, path, func(add func(*Record, SQLRow) error) error {
 		for i := range recs {
-			if err := add(&recs[i], RowOf(&recs[i])); err != nil {
+			if err := add(&recs[i], rowOf(&recs[i], nil)); err != nil {
 				return err
 			}
 		}
@@ -156,15 +156,13 @@ var benchFields = append(append([]LBField{}, LlamaBenchFields...), currentFields
 
 // SQLRow is a measured record's values in benchFields' and ownFields'
 // columns (nil for a record not measured): made where the record is read
-// (record.EachWith: on every core), its whole JSON the costliest.
+// (EachFinalRow: on every core), its whole JSON the costliest.
 type SQLRow struct{ bench, own []any }
 
-func RowOf(r *Record) SQLRow { return rowOf(r, nil) }
-
-// rowOf is RowOf with the record's line where it is a tokbench record as
-// it stands (eachWith): that is its record column, not the record encoded
-// again (read back, it is the same record; encoding it was a sixth of a
-// fleet's append).
+// rowOf is a record's row. Its record column is the record's line where
+// that is a tokbench record as it stands (eachWith), not the record
+// encoded again: read back, it is the same record, and encoding it was a
+// sixth of a fleet's append.
 func rowOf(r *Record, line []byte) SQLRow {
 	if !r.OK() {
 		return SQLRow{}
@@ -180,14 +178,13 @@ func rowOf(r *Record, line []byte) SQLRow {
 	return SQLRow{values(benchFields, r), own}
 }
 
-// EachFinalRow is EachFinalWith(path, RowOf, each), a record's row made
-// of its line where it can (rowOf).
+// EachFinalRow is EachFinal with each record's row (rowOf).
 func EachFinalRow(path string, each func(*Record, SQLRow) error) (intact int64, torn bool, err error) {
 	return eachFinalWith(path, rowOf, each)
 }
 
 // AppendSQLiteEach appends the measured records each gives (with their rows,
-// RowOf), one row at a time, as AppendSQLite does; a record with a field
+// EachFinalRow), one row at a time, as AppendSQLite does; a record with a field
 // no column holds yet adds its column (the rows before hold NULL there).
 // With none measured, the database is not touched.
 func AppendSQLiteEach(ctx context.Context, path string, each func(add func(*Record, SQLRow) error) error) (n int, err error) {

@@ -59,7 +59,7 @@ func Each(path string, each func(*Record) error) (intact int64, torn bool, err e
 	return EachWith(path, nothing, ignoring(each))
 }
 
-// nothing and ignoring make EachWith (and EachFinalWith) Each: no work
+// nothing and ignoring make EachWith (and eachFinalWith) Each: no work
 // beside the decoding.
 func nothing(*Record) struct{} { return struct{}{} }
 

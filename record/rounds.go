@@ -185,15 +185,9 @@ func mayHoldRounds(line []byte) bool {
 	return false
 }
 
-// EachFinalWith is EachWith of the records Final keeps: an interleaved
+// eachFinalWith is eachWith of the records Final keeps: an interleaved
 // sweep's rounds of a point it merged are left out (MergedPoints finds
 // those points first), and no file is held whole.
-func EachFinalWith[T any](path string, prep func(*Record) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
-	return eachFinalWith(path, func(r *Record, _ []byte) T { return prep(r) }, each)
-}
-
-// eachFinalWith is EachFinalWith whose prep is given a tokbench record's
-// line too (eachWith).
 func eachFinalWith[T any](path string, prep func(r *Record, own []byte) T, each func(*Record, T) error) (intact int64, torn bool, err error) {
 	merged, err := MergedPoints(path)
 	if err != nil {
@@ -208,7 +202,7 @@ func eachFinalWith[T any](path string, prep func(r *Record, own []byte) T, each 
 	})
 }
 
-// EachFinal is Each of the records Final keeps (EachFinalWith).
+// EachFinal is Each of the records Final keeps (eachFinalWith).
 func EachFinal(path string, each func(*Record) error) (intact int64, torn bool, err error) {
-	return EachFinalWith(path, nothing, ignoring(each))
+	return eachFinalWith(path, func(*Record, []byte) struct{} { return struct{}{} }, ignoring(each))
 }
