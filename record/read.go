@@ -186,12 +186,12 @@ func eachLine[T any](path string, work func(n int, text []byte) (T, error), each
 	}
 	const batchLines = 256
 	workers := runtime.GOMAXPROCS(0)
-	todo, order, stop := make(chan *batch, workers), make(chan *batch, 2*workers), make(chan struct{})
+	queued, order, stop := make(chan *batch, workers), make(chan *batch, 2*workers), make(chan struct{})
 	var end int64 // where the file's lines end: read once order is closed
 	go func() {
 		defer sc.close()
 		defer close(order)
-		defer close(todo)
+		defer close(queued)
 		for {
 			b := &batch{done: make(chan struct{})}
 			for len(b.items) < batchLines && b.err == nil {
@@ -213,7 +213,7 @@ func eachLine[T any](path string, work func(n int, text []byte) (T, error), each
 				return
 			}
 			select {
-			case todo <- b:
+			case queued <- b:
 			case <-stop:
 				return
 			}
@@ -224,7 +224,7 @@ func eachLine[T any](path string, work func(n int, text []byte) (T, error), each
 	}()
 	for range workers {
 		go func() {
-			for b := range todo {
+			for b := range queued {
 				for i := range b.items {
 					it := &b.items[i]
 					if it.skip = isQuality(it.l.text); !it.skip {
