@@ -228,11 +228,12 @@ func (m *Merged) nameDuplicates(dups []dupAt) error {
 	}
 	lines := map[at]bool{} // read by every core: never written while they read
 	names := map[at]string{}
+	files := map[int32]bool{}
 	for _, d := range dups {
-		lines[d.at] = true
+		lines[d.at], files[d.at.file] = true, true
 	}
 	for f, path := range m.Paths {
-		if !slices.ContainsFunc(dups, func(d dupAt) bool { return d.at.file == int32(f) }) {
+		if !files[int32(f)] {
 			continue
 		}
 		type named struct {
