@@ -14,6 +14,18 @@ MARCH   ?= native
 # an AMX target: the binary would die at the first model load.
 AMX     ?= 0
 CACHE   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tokbench
+# The CPU backend as llama.cpp's CMake builds it by default: weights
+# repacked at load into the interleaved layouts of the CPU's SIMD
+# (GGML_CPU_REPACK: Q4_0, IQ4_NL, ...; always on), and ggml's threads
+# OpenMP's where the compiler has it (GGML_OPENMP). OPENMP=0 builds
+# ggml's own thread pool instead, as -DGGML_OPENMP=OFF does. Both show in
+# devices and in every record's cpu_features (OPENMP, REPACK).
+UNAME_S := $(shell uname -s)
+ifeq ($(UNAME_S),Darwin)
+OPENMP  ?= 0
+else
+OPENMP  ?= 1
+endif
 
 OLLAMA_DIR := $(shell $(GO) mod download -json github.com/ollama/ollama 2>/dev/null | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p')
 ifeq ($(OLLAMA_DIR),)
@@ -46,10 +58,19 @@ endif
 # repack.cpp.
 QUIET := -Wno-deprecated-declarations -Wno-stringop-overflow
 
+# The defines reach every cgo package; only ggml-cpu reads them.
+CPU_DEFS := -DGGML_USE_CPU_REPACK
+OMP_FLAGS :=
+ifeq ($(OPENMP),1)
+CPU_DEFS += -DGGML_USE_OPENMP
+OMP_FLAGS := -fopenmp
+endif
+
 export CGO_ENABLED  := 1
-export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include $(AMX_CPPFLAGS)
-export CGO_CFLAGS   := -O3 $(ARCH_FLAGS) $(QUIET)
-export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS) $(QUIET)
+export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include $(AMX_CPPFLAGS) $(CPU_DEFS)
+export CGO_CFLAGS   := -O3 $(ARCH_FLAGS) $(OMP_FLAGS) $(QUIET)
+export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS) $(OMP_FLAGS) $(QUIET)
+export CGO_LDFLAGS  := $(OMP_FLAGS)
 
 # make arm64: the same binary for linux/arm64 (the Grace CPUs of GH200 and
 # GB200 boxes), cross-compiled with Debian's g++-aarch64-linux-gnu, for any
@@ -57,7 +78,7 @@ export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS) $(QUIET)
 ARM64_BIN   ?= bin/arm64/tokbench
 ARM64_FLAGS ?= -O3 -march=armv8.2-a+dotprod+fp16
 
-.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags fuzz-sql bench bench-amx bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-split bench-compare bench-scale bench-roofline bench-moe bench-quality cuda vulkan gpu-bundle clean env
+.PHONY: all build arm64 arm64-check demo test vet pure fuzz fuzz-load fuzz-flags fuzz-sql bench bench-amx bench-llamabench bench-sweep bench-telemetry bench-load bench-probe bench-validity bench-split bench-compare bench-scale bench-roofline bench-moe bench-quality cuda vulkan gpu-bundle clean env
 
 all: build
 
@@ -70,8 +91,8 @@ build:
 
 arm64:
 	CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ GOARCH=arm64 \
-	CGO_CFLAGS="$(ARM64_FLAGS) $(QUIET)" CGO_CXXFLAGS="$(ARM64_FLAGS) $(QUIET)" \
-	CGO_CPPFLAGS="-I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include" \
+	CGO_CFLAGS="$(ARM64_FLAGS) $(OMP_FLAGS) $(QUIET)" CGO_CXXFLAGS="$(ARM64_FLAGS) $(OMP_FLAGS) $(QUIET)" CGO_LDFLAGS="$(OMP_FLAGS)" \
+	CGO_CPPFLAGS="-I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include $(CPU_DEFS)" \
 	$(GO) build -o $(ARM64_BIN) ./cmd/tokbench
 	NM=$$(command -v aarch64-linux-gnu-nm || echo nm) scripts/check-symbols.sh $(ARM64_BIN)
 
@@ -145,6 +166,12 @@ bench: build
 	$(GO) build $(GOTAGS) -o bin/cref ./bench/cref
 	scripts/check-symbols.sh bin/cref
 	scripts/bench.sh
+
+# tokbench run against the real llama-bench (LLAMA_BENCH=path, built as
+# llama.cpp's CMake builds it): alternated rounds (ROUNDS, 6), per test the
+# median ratio and its 95% interval, at defaults and -fa 1 (VARIANTS).
+bench-llamabench: build
+	LLAMA_BENCH="$(LLAMA_BENCH)" TOKBENCH=$(BIN) scripts/bench-llamabench.sh
 
 # A depth sweep against the same points run one by one (bench/sweepbench).
 bench-sweep: build
@@ -232,6 +259,7 @@ env:
 	@echo OLLAMA_DIR=$(OLLAMA_DIR)
 	@echo CGO_CPPFLAGS=$(CGO_CPPFLAGS)
 	@echo CGO_CFLAGS=$(CGO_CFLAGS)
+	@echo CGO_LDFLAGS=$(CGO_LDFLAGS)
 
 clean:
 	rm -rf bin

@@ -99,7 +99,7 @@ func (s Shape) Whole(n int) Shape {
 // Defaults are llama-bench's defaults where they exist.
 func Defaults(threads int) Point {
 	return Point{NPrompt: 512, NGen: 128, Shape: Shape{NBatch: 2048, NUBatch: 512, Threads: threads, NGPULayers: 99, TypeK: "f16", TypeV: "f16"},
-		Split: SplitLayer, FlashAttn: FlashAuto, Sampling: SamplingOff, Parallel: 1, Reps: 5,
+		Split: SplitLayer, FlashAttn: FlashOff, Sampling: SamplingOff, Parallel: 1, Reps: 5,
 		TargetCI: DefaultTargetCI, MaxReps: DefaultMaxReps, Seed: 42, Timeout: 10 * time.Minute, Kernels: true}
 }
 

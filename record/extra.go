@@ -1,13 +1,17 @@
 package record
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/tokbench/tokbench/point"
 )
 
 // Extra is what a llama-bench row carried that tokbench has no field for
@@ -72,24 +76,92 @@ var ownNames = func() map[string]bool {
 	return names
 }()
 
-// MarshalJSON writes the record, and its Extra fields also at the top
-// level, where llama-bench wrote them.
+// MarshalJSON writes the record as the pinned llama-bench's JSON begins
+// one, then tokbench's own: llama-bench's fields first, in its order and
+// with its types (LlamaBenchFields: flash_attn a bool), its samples, then
+// the rest of the record (flash_attn_type first where -fa was auto), and
+// the Extra fields at the top level, where llama-bench wrote them.
 func (r Record) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(plainRecord(r))
-	if err != nil || len(r.Extra) == 0 {
-		return b, err
-	}
-	var tail bytes.Buffer
-	for _, k := range r.Extra.Names() {
-		if ownNames[k] {
-			continue
+	b := make([]byte, 0, 2048)
+	b = append(b, '{')
+	for i, f := range LlamaBenchFields {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		v, err := json.Marshal(r.Extra[k])
-		if err != nil {
+		var err error
+		if b, err = appendField(b, f.name, f.value(&r)); err != nil {
 			return nil, err
 		}
-		tail.WriteString(`,"` + k + `":`)
-		tail.Write(v)
 	}
-	return append(append(b[:len(b)-1], tail.Bytes()...), '}'), nil
+	for _, s := range [...]struct {
+		name string
+		v    any
+	}{{"samples_ns", r.SamplesNs}, {"samples_ts", r.SamplesTs}} {
+		var err error
+		if b, err = appendField(append(b, ','), s.name, s.v); err != nil {
+			return nil, err
+		}
+	}
+	if r.FlashAttnSetting() == point.FlashAuto {
+		b = append(b, `,"flash_attn_type":"auto"`...)
+	}
+	t := reflect.New(tailType()).Elem()
+	t.Field(0).Set(reflect.ValueOf(plainRecord(r)))
+	tail, err := json.Marshal(t.Interface())
+	if err != nil {
+		return nil, err
+	}
+	if len(tail) > 2 {
+		b = append(append(b, ','), tail[1:len(tail)-1]...)
+	}
+	for _, k := range r.Extra.Names() {
+		if ownNames[k] || headNames()[k] {
+			continue
+		}
+		if b, err = appendField(append(b, ','), k, r.Extra[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
 }
+
+// appendField appends "name":value, the value as encoding/json writes it
+// (a plain integer or boolean directly).
+func appendField(b []byte, name string, v any) ([]byte, error) {
+	b = append(append(append(b, '"'), name...), '"', ':')
+	switch x := v.(type) {
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case uint64:
+		return strconv.AppendUint(b, x, 10), nil
+	}
+	j, err := json.Marshal(v)
+	return append(b, j...), err
+}
+
+// headNames are the names MarshalJSON writes before the rest of a
+// record: llama-bench's fields, its samples and flash_attn_type.
+var headNames = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{"samples_ns": true, "samples_ts": true, "flash_attn_type": true}
+	for _, f := range LlamaBenchFields {
+		names[f.name] = true
+	}
+	return names
+})
+
+// tailType is a record with the head's names hidden: a struct that
+// embeds plainRecord beside an empty field of each of those names, which
+// encoding/json prefers to the deeper ones and leaves out (nil,
+// omitempty).
+var tailType = sync.OnceValue(func() reflect.Type {
+	fields := []reflect.StructField{{Name: "R", Type: reflect.TypeFor[plainRecord](), Anonymous: true}}
+	for name := range headNames() {
+		fields = append(fields, reflect.StructField{Name: fmt.Sprintf("H%d", len(fields)), Type: reflect.TypeFor[*struct{}](),
+			Tag: reflect.StructTag(`json:"` + name + `,omitempty"`)})
+	}
+	return reflect.StructOf(fields)
+})

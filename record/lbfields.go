@@ -17,11 +17,11 @@ import (
 // LlamaBenchFields are the pinned llama.cpp's llama-bench fields (release
 // b7437, test::get_fields), in its order and with its SQL types, which -o
 // sql, csv, json and jsonl all carry, so that llama.cpp's tools read every
-// one of them. Settings tokbench keeps off (embeddings, fit_target,
-// fit_min_ctx) are written as llama-bench writes them off.
-// flash_attn is -1 (auto), 0 or 1, as llama.cpp's setting is; the
-// database's column is an integer. n_gpu_layers is what was given (-1 or
-// 99: all layers), as llama-bench writes it.
+// one of them. Settings tokbench keeps off (embeddings) are written as
+// llama-bench writes them off. flash_attn is its bool (0 or 1 in CSV and
+// SQL): on or off as the test ran (-fa auto, which it lacks, is said in
+// tokbench's flash_attn_type). n_gpu_layers is what was given (-1 or 99:
+// all layers), as llama-bench writes it.
 var LlamaBenchFields = withSwitches([]LBField{
 	{"build_commit", 's', func(r *Record) any { return r.BuildCommit }},
 	{"build_number", 'i', func(r *Record) any { return r.BuildNumber }},
@@ -45,15 +45,13 @@ var LlamaBenchFields = withSwitches([]LBField{
 	{"split_mode", 's', func(r *Record) any { return r.SplitMode }},
 	{"main_gpu", 'i', func(r *Record) any { return r.MainGPU }},
 	{"no_kv_offload", 'b', func(r *Record) any { return r.NoKVOffload }},
-	{"flash_attn", 'a', func(r *Record) any { return int(r.FlashAttn) }},
+	{"flash_attn", 'a', func(r *Record) any { return r.FlashAttn == point.FlashOn }},
 	{"devices", 's', func(r *Record) any { return cmp.Or(string(r.Devices), "auto") }},
 	{"tensor_split", 's', func(r *Record) any { return cmp.Or(r.TensorSplit, "0.00") }},
 	{"tensor_buft_overrides", 's', func(r *Record) any { return cmp.Or(r.TensorOverrides, "none") }},
 	{"use_mmap", 'b', func(r *Record) any { return r.UseMmap }},
 	{"embeddings", 'b', func(r *Record) any { return r.Embeddings }},
 	switchesHere,
-	{"fit_target", 'i', func(r *Record) any { return r.FitTarget }},
-	{"fit_min_ctx", 'i', func(r *Record) any { return r.FitMinCtx }},
 	{"n_prompt", 'i', func(r *Record) any { return r.NPrompt }},
 	{"n_gen", 'i', func(r *Record) any { return r.NGen }},
 	{"n_depth", 'i', func(r *Record) any { return r.NDepth }},
@@ -65,9 +63,13 @@ var LlamaBenchFields = withSwitches([]LBField{
 })
 
 // currentFields are the columns the current llama-bench writes that the
-// pinned one does not (load_mode in place of use_mmap, from 2026): a
-// table tokbench makes has them too, so that its INSERTs fit.
+// pinned one does not (load_mode in place of use_mmap, fitting to free
+// memory, from 2026): a table tokbench makes has them too, so that its
+// INSERTs fit. tokbench keeps fitting off (0); a record read from a file
+// that has them keeps them as they were (Extra).
 var currentFields = []LBField{
+	{"fit_target", 'i', func(r *Record) any { return extraOr(r, "fit_target") }},
+	{"fit_min_ctx", 'i', func(r *Record) any { return extraOr(r, "fit_min_ctx") }},
 	{"use_direct_io", 'b', func(r *Record) any { return false }},
 	{"load_mode", 's', func(r *Record) any {
 		if m, ok := r.Extra["load_mode"].(string); ok {
@@ -164,6 +166,14 @@ var ownFields = []LBField{
 	}},
 }
 
+// extraOr is an integer field of r's Extra, 0 where r has none.
+func extraOr(r *Record, name string) any {
+	if v, ok := r.Extra[name]; ok {
+		return v
+	}
+	return 0
+}
+
 // LBField is a column of llama-bench's files: its name, its kind (i
 // integer, b boolean, f real, s text, a flash_attn: -1, 0, 1 or a bool)
 // and its value in a record.
@@ -223,5 +233,6 @@ var lbKinds = func() map[string]byte {
 			}
 		}
 	}
+	kinds["flash_attn_type"] = 's' // tokbench's, in its CSV: -fa auto
 	return kinds
 }()

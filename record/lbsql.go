@@ -89,7 +89,11 @@ func insertLinked(b *strings.Builder, table string, fields []LBField, r *Record)
 
 func namesValues(fields []LBField, r *Record) (names, vals []string) {
 	for _, f := range fields {
-		names, vals = append(names, f.name), append(vals, sqlValue(f.value(r)))
+		v := f.value(r)
+		if x, ok := v.(float64); ok && f.kind == 'f' {
+			v = strconv.FormatFloat(x, 'f', 6, 64) // llama-bench's rates: std::to_string
+		}
+		names, vals = append(names, f.name), append(vals, sqlValue(v))
 	}
 	return names, vals
 }

@@ -14,7 +14,7 @@ import (
 // sampling is the key's; the model and test are the record's own.
 func (r *Record) Point() point.Point {
 	p := point.Point{NPrompt: r.NPrompt, NGen: r.NGen, NDepth: r.NDepth, Parallel: r.NParallel, Shape: r.Shape,
-		MainGPU: r.MainGPU, NoMmap: !r.UseMmap, FlashAttn: r.FlashAttn, Sampling: r.Key.Sampling, Reps: r.Reps,
+		MainGPU: r.MainGPU, NoMmap: !r.UseMmap, FlashAttn: r.FlashAttnSetting(), Sampling: r.Key.Sampling, Reps: r.Reps,
 		NoWarmup: !r.Warmup, Seed: r.Key.Seed, NoKVOffload: r.NoKVOffload}
 	p.Split, _ = point.ParseSplitMode(r.SplitMode)
 	p.NCPUMoE, p.Switches, p.Devices = r.NCPUMoE, r.Switches, r.DeviceSelect

@@ -107,19 +107,25 @@ type Model struct {
 
 // Settings are how it was measured.
 type Settings struct {
-	point.Shape                 // as used (llama-bench's records: as given)
-	SplitMode   string          `json:"split_mode"`
-	MainGPU     int             `json:"main_gpu"`
-	FlashAttn   point.FlashAttn `json:"flash_attn"` // -1 auto, 0 off, 1 on
-	UseMmap     bool            `json:"use_mmap"`
-	NPrompt     int             `json:"n_prompt"`
-	NGen        int             `json:"n_gen"`
-	NDepth      int             `json:"n_depth"`
-	NCtx        int             `json:"n_ctx"`
-	NParallel   int             `json:"n_parallel"`
-	Sampling    string          `json:"sampling"` // "none" or the chain
-	Reps        int             `json:"repetitions"`
-	Warmup      bool            `json:"warmup"`
+	point.Shape        // as used (llama-bench's records: as given)
+	SplitMode   string `json:"split_mode"`
+	MainGPU     int    `json:"main_gpu"`
+	// FlashAttn is flash attention as the test ran it, on or off (-1,
+	// auto: not known, as in files of before FlashAttnType); in JSON the
+	// pinned llama-bench's bool. FlashAttnType is "auto" where it was left
+	// to llama.cpp (-fa auto, which that llama-bench lacks): FlashAttn is
+	// then what llama.cpp chose. FlashAttnSetting is the setting.
+	FlashAttn     point.FlashAttn `json:"flash_attn"`
+	FlashAttnType string          `json:"flash_attn_type,omitempty"`
+	UseMmap       bool            `json:"use_mmap"`
+	NPrompt       int             `json:"n_prompt"`
+	NGen          int             `json:"n_gen"`
+	NDepth        int             `json:"n_depth"`
+	NCtx          int             `json:"n_ctx"`
+	NParallel     int             `json:"n_parallel"`
+	Sampling      string          `json:"sampling"` // "none" or the chain
+	Reps          int             `json:"repetitions"`
+	Warmup        bool            `json:"warmup"`
 	// llama-bench's placement and threading knobs, in its spellings
 	// (cpu_mask 0x0, tensor_split 0.00, tensor_buft_overrides none when
 	// unset); DeviceSelect is -dev ("" every device).
@@ -139,8 +145,15 @@ type Settings struct {
 	// writes them off, so that its tools read every record.
 	Embeddings bool `json:"embeddings"`
 	point.Switches
-	FitTarget int `json:"fit_target"`
-	FitMinCtx int `json:"fit_min_ctx"`
+}
+
+// FlashAttnSetting is flash attention as it was set: auto where it was
+// left to llama.cpp, else on or off.
+func (s *Settings) FlashAttnSetting() point.FlashAttn {
+	if s.FlashAttnType == "auto" {
+		return point.FlashAuto
+	}
+	return s.FlashAttn
 }
 
 // Result is what the repetitions gave: llama-bench's figures, then ours.

@@ -54,7 +54,8 @@ func TestAppendAlignsLines(t *testing.T) {
 	}
 }
 
-// The nested Go form marshals flat, with llama-bench's names.
+// The nested Go form marshals flat, with llama-bench's names (its
+// flash_attn a bool).
 func TestJSONIsFlat(t *testing.T) {
 	r := Record{Key: point.Key{Model: "m", NGen: 8}, Test: "tg8", Status: StatusOK,
 		Build: Build{BuildCommit: "ec98e2002"}, Model: Model{ModelFile: "m.gguf"},
@@ -65,7 +66,7 @@ func TestJSONIsFlat(t *testing.T) {
 	}
 	var m map[string]any
 	json.Unmarshal(b, &m)
-	for k, want := range map[string]any{"build_commit": "ec98e2002", "model_filename": "m.gguf", "n_gen": 8.0, "flash_attn": 1.0, "avg_ts": 12.5, "status": "ok"} {
+	for k, want := range map[string]any{"build_commit": "ec98e2002", "model_filename": "m.gguf", "n_gen": 8.0, "flash_attn": true, "avg_ts": 12.5, "status": "ok"} {
 		if m[k] != want {
 			t.Errorf("%s = %v, want %v (%s)", k, m[k], want, b)
 		}
@@ -128,7 +129,7 @@ func TestReadLlamaBenchFormats(t *testing.T) {
 			samples = 1
 		}
 		if r.Test != "pp512" || !r.UseMmap || r.Devices != "CUDA0" || r.NGPULayers != 99 || r.FlashAttn != point.FlashAuto ||
-			r.AvgTs != 8533.3 || r.BuildNumber != 8120 || r.Backend != "CUDA" || r.FitTarget != 1024 || len(r.SamplesTs) != samples ||
+			r.AvgTs != 8533.3 || r.BuildNumber != 8120 || r.Backend != "CUDA" || fmt.Sprint(r.Extra["fit_target"]) != "1024" || len(r.SamplesTs) != samples ||
 			r.TestTime.Year() != 2026 || r.Status != StatusOK {
 			t.Errorf("%s: %+v", path, r)
 		}

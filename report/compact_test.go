@@ -20,7 +20,7 @@ import (
 func compactRecords() []record.Record {
 	base := record.Record{Status: record.StatusOK, Machine: record.Machine{Backend: "CPU"},
 		Model:    record.Model{ModelType: "llama 8B Q4_0", ModelSize: 4 << 30, ModelParams: 8e9},
-		Settings: record.Settings{Shape: point.Shape{Threads: 2, NBatch: 2048, NUBatch: 512, TypeK: "f16", TypeV: "f16"}, FlashAttn: -1, NParallel: 1, Poll: 50, UseMmap: true, Sampling: "none"}}
+		Settings: record.Settings{Shape: point.Shape{Threads: 2, NBatch: 2048, NUBatch: 512, TypeK: "f16", TypeV: "f16"}, FlashAttn: point.FlashOff, NParallel: 1, Poll: 50, UseMmap: true, Sampling: "none"}}
 	base.BuildCommit, base.BuildNumber = "ec98e2002", 7437
 	pp, tg := base, base
 	pp.Test, pp.NPrompt, pp.AvgTs, pp.StddevTs = "pp512", 512, 1234.5, 10

@@ -1,11 +1,12 @@
 package report
 
 import (
+	"bufio"
 	"cmp"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/stats"
@@ -22,6 +23,7 @@ var tokbenchFields = []struct {
 	{"model_file_type", func(r *record.Record) string { return r.ModelFileType }},
 	{"n_parallel", func(r *record.Record) string { return strconv.Itoa(r.NParallel) }},
 	{"sampling", func(r *record.Record) string { return r.Sampling }},
+	{"flash_attn_type", func(r *record.Record) string { return r.FlashAttnType }},
 	{"test", func(r *record.Record) string { return r.Test }},
 	{"status", func(r *record.Record) string { return string(r.Status) }},
 	{"reason", func(r *record.Record) string { return r.Reason }},
@@ -93,13 +95,13 @@ func latF(l *stats.Latency, p int) string {
 }
 
 // CSV writes one row per record with a header: llama-bench's fields
-// first, as its -o csv writes them (booleans 0 or 1), then tokbench's.
+// first, as its -o csv writes them (every value quoted, booleans 0 or 1,
+// rates with 6 decimals), then tokbench's.
 func CSV(w io.Writer, recs []record.Record) error { return CSVOf(w, record.Slice(recs)) }
 
 // CSVOf is CSV of src's records, read twice: for the columns their extra
 // fields need, then for their rows, written one at a time.
 func CSVOf(w io.Writer, src record.Source) error {
-	cw := csvWriter{csv.NewWriter(w)}
 	var own []string
 	for _, f := range tokbenchFields {
 		own = append(own, f.name)
@@ -116,20 +118,41 @@ func CSVOf(w io.Writer, src record.Source) error {
 	for _, f := range tokbenchFields {
 		head = append(head, f.name)
 	}
-	cw.Write(head)
+	bw := bufio.NewWriter(w)
+	bw.WriteString(strings.Join(head, ",") + "\n")
+	row := make([]string, 0, len(head))
 	err = src(func(r *record.Record) error {
-		var row []string
+		row = row[:0]
 		for _, f := range lb {
 			row = append(row, csvValue(f.Value(r)))
 		}
 		for _, f := range tokbenchFields {
 			row = append(row, f.value(r))
 		}
-		cw.Write(row)
-		return nil
+		_, err := bw.WriteString(quotedRow(row))
+		return err
 	})
-	cw.Flush()
-	return cmp.Or(err, cw.Error())
+	return cmp.Or(err, bw.Flush())
+}
+
+// quotedRow is a CSV row as llama-bench writes one: every cell quoted,
+// its quotes doubled (a cell a spreadsheet would take as a formula
+// starts with ', as every CSV of tokbench's does).
+func quotedRow(cells []string) string {
+	var b strings.Builder
+	for i, c := range cells {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if formula(c) {
+			c = "'" + c
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.ReplaceAll(c, `"`, `""`))
+		b.WriteByte('"')
+	}
+	b.WriteByte('\n')
+	return b.String()
 }
 
 // csvValue is a llama-bench field as its CSV writes it.

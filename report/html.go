@@ -39,7 +39,7 @@ var facets = append([]func(r *record.Record) string{
 	func(r *record.Record) string { return plural(max(r.NParallel, 1), "sequence") },
 	func(r *record.Record) string { return fmt.Sprintf("depth %d", r.NDepth) },
 	func(r *record.Record) string { return plural(r.Threads, "thread") },
-	func(r *record.Record) string { return "flash attention " + r.FlashAttn.String() },
+	func(r *record.Record) string { return "flash attention " + r.FlashAttnSetting().String() },
 	func(r *record.Record) string { return "KV cache " + r.TypeK + "/" + r.TypeV },
 	func(r *record.Record) string { return plural(r.NGPULayers, "GPU layer") },
 	func(r *record.Record) string { return fmt.Sprintf("-ncmoe %d", r.NCPUMoE) },

@@ -19,8 +19,8 @@ import (
 // change of ours shows.
 var pinnedFields = strings.Fields(`build_commit build_number cpu_info gpu_info backends model_filename model_type model_size
 	model_n_params n_batch n_ubatch n_threads cpu_mask cpu_strict poll type_k type_v n_gpu_layers n_cpu_moe split_mode main_gpu
-	no_kv_offload flash_attn devices tensor_split tensor_buft_overrides use_mmap embeddings no_op_offload no_host fit_target
-	fit_min_ctx n_prompt n_gen n_depth test_time avg_ns stddev_ns avg_ts stddev_ts`)
+	no_kv_offload flash_attn devices tensor_split tensor_buft_overrides use_mmap embeddings no_op_offload no_host
+	n_prompt n_gen n_depth test_time avg_ns stddev_ns avg_ts stddev_ts`)
 
 // currentFields' names: the current llama-bench's, load_mode in place of
 // use_mmap.

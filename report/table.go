@@ -26,7 +26,7 @@ type param struct {
 }
 
 var settings = withSwitchColumns(append(shapeColumns(), []param{
-	{"fa", "auto", func(r *record.Record) string { return [...]string{"auto", "off", "on"}[r.FlashAttn+1] }},
+	{"fa", "off", func(r *record.Record) string { return r.FlashAttnSetting().String() }},
 	{"ncmoe", "0", func(r *record.Record) string { return strconv.Itoa(r.NCPUMoE) }},
 	{"sm", "layer", func(r *record.Record) string { return cmp.Or(r.SplitMode, "layer") }},
 	{"poll", "50", func(r *record.Record) string { return pollName(r.Poll) }},

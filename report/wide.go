@@ -53,7 +53,7 @@ var columns = []column{
 	{"params", true, func(r *record.Record) string { return params(r.ModelParams) }},
 	{"backend", false, func(r *record.Record) string { return r.Backend }},
 	{"threads", true, func(r *record.Record) string { return strconv.Itoa(r.Threads) }},
-	{"fa", true, func(r *record.Record) string { return [...]string{"auto", "off", "on"}[r.FlashAttn+1] }},
+	{"fa", true, func(r *record.Record) string { return r.FlashAttnSetting().String() }},
 	{"test", false, func(r *record.Record) string { return r.Test }},
 	{"sampling", false, func(r *record.Record) string { return strings.SplitN(r.Sampling, " ", 2)[0] }},
 	{"t/s", true, func(r *record.Record) string {

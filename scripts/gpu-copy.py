@@ -7,12 +7,22 @@ when PyTorch or a CUDA device is absent (the caller says it was skipped).
     scripts/gpu-copy.py [SIZE_MIB] [ITERS]
 """
 import json
+import os
 import sys
 
 
 def main():
-    size_mib = int(sys.argv[1]) if len(sys.argv) > 1 else 4096
-    iters = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    args = sys.argv[1:]
+    out = None
+    if "--out" in args:
+        i = args.index("--out")
+        if i + 1 >= len(args):
+            print("--out needs a file", file=sys.stderr)
+            return 2
+        out = args[i + 1]
+        del args[i:i + 2]
+    size_mib = int(args[0]) if len(args) > 0 else 4096
+    iters = int(args[1]) if len(args) > 1 else 20
     try:
         import torch
     except ImportError as e:
@@ -43,7 +53,7 @@ def main():
         s = start.elapsed_time(end) / 1e3
         runs.append(2 * n * iters / s / 1e9)
     runs.sort()
-    print(json.dumps({
+    line = json.dumps({
         "device": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
@@ -51,7 +61,12 @@ def main():
         "copies": iters,
         "copy_gbs_median": runs[len(runs) // 2],
         "copy_gbs_runs": runs,
-    }))
+    })
+    print(line)
+    if out:
+        with open(out + ".part", "w") as f:
+            f.write(line + "\n")
+        os.replace(out + ".part", out)
     return 0
 
 

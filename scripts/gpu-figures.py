@@ -68,6 +68,22 @@ def records(path):
     return out
 
 
+def partial_probe(path):
+    """What a probe stopped before its end printed: its bandwidth lines."""
+    p = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"(memory|read) bandwidth: ([0-9.]+) GB/s", line)
+                if m:
+                    p["bw_gbs" if m.group(1) == "memory" else "read_bw_gbs"] = float(m.group(2))
+    except OSError:
+        pass
+    if p:
+        p["partial"] = True
+    return p
+
+
 def metric(r, name):
     """The measured phase's mean of a telemetry metric over the GPU devices."""
     tel = (r.get("telemetry") or {}).get("measure") or {}
@@ -113,11 +129,13 @@ def main():
         pass
     rows.append(("CUDA build", build or "not built", "4-8 min on 16 cores (about 125 .cu files for sm_90)"))
     sheet, what = datasheet(name)
-    probe = load_json(os.path.join(run, "probe.json")) or {}
+    probe = load_json(os.path.join(run, "probe.json")) or partial_probe(os.path.join(run, "probe.txt"))
     if probe.get("bw_gbs"):
         bw = f"copy {probe['bw_gbs']:.0f} GB/s, read {probe.get('read_bw_gbs', 0):.0f} GB/s"
         if sheet:
             bw += f" ({100 * probe['bw_gbs'] / sheet:.0f}% of the datasheet)"
+        if probe.get("partial"):
+            bw += " (a probe stopped half-way: the figures it printed)"
     else:
         bw = "not probed"
     rows.append(("HBM bandwidth, probe", bw, f"{sheet} GB/s datasheet ({what}); achievable copy 88-90% of it" if sheet else what))
@@ -125,25 +143,33 @@ def main():
     rows.append(("PyTorch device copy", f"{torch['copy_gbs_median']:.0f} GB/s" if torch.get("copy_gbs_median") else "not run",
                  anchor(name, "copy")))
     recs = records(os.path.join(run, "results.jsonl"))
-    def of(r, preset):
-        # The cache names a synthetic model PRESET-TYPE-sSEED.gguf.
+    def quant(r, preset):
+        # The cache names a synthetic model PRESET-TYPE-sSEED.gguf: its
+        # type, or None for another model.
         base = os.path.basename(str(r.get("model_filename", "")))
-        return re.fullmatch(re.escape(preset) + r"-[a-z0-9_]+-s[0-9]+\.gguf", base) is not None
+        m = re.fullmatch(re.escape(preset) + r"-([a-z0-9_]+)-s[0-9]+\.gguf", base)
+        return m.group(1) if m else None
 
-    # The core run's records come first (results.jsonl is core, grid, moe).
+    def of(r, preset):
+        return quant(r, preset) is not None
+
+    # The main runs' records: each type's pp and tg at -fa 0 and 1 (the
+    # Q4_0 first: it is measured first; a type not measured says so).
     core = [r for r in recs if of(r, model) and r.get("n_depth", 0) == 0 and r.get("n_parallel", 1) in (0, 1)]
-    for test in ("pp", "tg"):
-        for fa in (0, 1):
-            rs = [r for r in core if str(r.get("test", "")).startswith(test) and r.get("flash_attn") == fa]
-            label = f"{rs[0]['test'] if rs else test} -fa {fa}"
-            rows.append((label, rate(rs[0]) if rs else "not measured", anchor(name, "tg") if test == "tg" else "-"))
+    types = list(dict.fromkeys([quant(r, model) for r in core] or ["q4_0"]))
+    for q in types:
+        for test in ("pp", "tg"):
+            for fa in (0, 1):
+                rs = [r for r in core if quant(r, model) == q and str(r.get("test", "")).startswith(test) and int(r.get("flash_attn") or 0) == fa]
+                label = f"{model} {q} {rs[0]['test'] if rs else test} -fa {fa}"
+                rows.append((label, rate(rs[0]) if rs else "not measured", anchor(name, "tg") if test == "tg" else "-"))
     for r in recs:
         if of(r, moe) and str(r.get("test", "")).startswith("tg"):
             rows.append((f"mixture {r['test']} -ncmoe {r.get('n_cpu_moe', 0)}", rate(r), "-"))
     grid = [r for r in recs if of(r, model) and (r.get("n_depth", 0) > 0 or r.get("n_parallel", 1) > 1)]
     for r in grid:
         if str(r.get("test", "")).startswith("tg"):
-            rows.append((f"{r['test']} -fa {r.get('flash_attn')}", f"{r['avg_ts']:.1f} t/s", "-"))
+            rows.append((f"{r['test']} -fa {int(r.get('flash_attn') or 0)}", f"{r['avg_ts']:.1f} t/s", "-"))
     w = max(len(r[0]) for r in rows)
     print(f"| {'figure':<{w}} | measured | anchor |")
     print(f"| {'-' * w} | --- | --- |")

@@ -40,7 +40,7 @@ func TestFilterNamesSettings(t *testing.T) {
 	p.NBatch, p.NUBatch, p.TypeK, p.Parallel = 256, 512, "q8_0", 3
 	for expr, drops := range map[string]bool{
 		"ub==256": true, "n_ubatch==512": false, "ubatch-size<300": true, "type_k==q8_0": true, "ctk==q8_0": true,
-		"cache_type_k==f16": false, "np==3": true, "n_parallel==3": true, "parallel>3": false, "fa==auto": true, "t==4": true,
+		"cache_type_k==f16": false, "np==3": true, "n_parallel==3": true, "parallel>3": false, "fa==off": true, "fa==auto": false, "t==4": true,
 		"n_threads==4 && test==tg": true, "sampling==off": true,
 	} {
 		f, err := parseFilter(expr)

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"math"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/tokbench/tokbench/record"
 )
 
 // Every example of llama-bench's README runs under tokbench run, with
@@ -146,123 +141,5 @@ func TestLlamaBenchCommandLines(t *testing.T) {
 	// llama-bench's switches tokbench keeps off are refused when on.
 	if r := tokbench(t, "run", "-m", m, "-embd", "1"); r.code != 2 || !strings.Contains(r.stderr, "embeddings") {
 		t.Errorf("-embd 1: exit %d: %s", r.code, r.stderr)
-	}
-}
-
-// kinds of llama-bench's fields, from its tools/llama-bench/llama-bench.cpp
-// (test::get_field_type): INT, BOOL and FLOAT, the rest STRING.
-// flash_attn is an integer in tokbench's files (-1 auto, 0, 1: llama.cpp's
-// setting), as compare-llama-bench.py's database column is.
-var (
-	lbInts = []string{"build_number", "n_batch", "n_ubatch", "n_threads", "poll", "model_size", "model_n_params", "n_gpu_layers",
-		"main_gpu", "n_prompt", "n_gen", "n_depth", "avg_ns", "stddev_ns", "no_op_offload", "n_cpu_moe", "fit_target", "fit_min_ctx", "flash_attn"}
-	lbBools  = []string{"no_kv_offload", "cpu_strict", "use_mmap", "embeddings", "no_host"}
-	lbFloats = []string{"avg_ts", "stddev_ts"}
-)
-
-func lbKind(field string) string {
-	switch {
-	case slices.Contains(lbInts, field):
-		return "int"
-	case slices.Contains(lbBools, field):
-		return "bool"
-	case slices.Contains(lbFloats, field):
-		return "float"
-	}
-	return "string"
-}
-
-// compare-llama-bench.py's fields, in json, jsonl, csv and sql alike, with
-// llama-bench's names and types.
-func TestLlamaBenchFields(t *testing.T) {
-	var want []string
-	for _, f := range record.LlamaBenchFields {
-		want = append(want, f.Name())
-	}
-	// The pinned llama.cpp's llama-bench (b7437, test::get_fields), whose
-	// first 35 but n_cpu_moe, devices, no_host and fit_* are
-	// compare-llama-bench.py's LLAMA_BENCH_DB_FIELDS.
-	db := []string{"build_commit", "build_number", "cpu_info", "gpu_info", "backends", "model_filename",
-		"model_type", "model_size", "model_n_params", "n_batch", "n_ubatch", "n_threads",
-		"cpu_mask", "cpu_strict", "poll", "type_k", "type_v", "n_gpu_layers", "n_cpu_moe",
-		"split_mode", "main_gpu", "no_kv_offload", "flash_attn", "devices", "tensor_split", "tensor_buft_overrides",
-		"use_mmap", "embeddings", "no_op_offload", "no_host", "fit_target", "fit_min_ctx", "n_prompt", "n_gen", "n_depth",
-		"test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts"}
-	if !slices.Equal(want, db) {
-		t.Fatalf("llama-bench fields %v\nwant %v", want, db)
-	}
-	file := goodResults(t)
-	for _, format := range []string{"json", "jsonl"} {
-		r := tokbench(t, "report", file, "-o", format)
-		var recs []map[string]any
-		if format == "json" {
-			json.Unmarshal([]byte(r.stdout), &recs)
-		} else {
-			for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-				var m map[string]any
-				json.Unmarshal([]byte(line), &m)
-				recs = append(recs, m)
-			}
-		}
-		if r.code != 0 || len(recs) == 0 {
-			t.Fatalf("%s: exit %d: %s", format, r.code, r.stderr)
-		}
-		for _, f := range db {
-			v, ok := recs[0][f]
-			if !ok {
-				t.Errorf("%s: no %s", format, f)
-				continue
-			}
-			var got string
-			switch x := v.(type) {
-			case string:
-				got = "string"
-			case bool:
-				got = "bool"
-			case float64:
-				got = "float"
-				if x == math.Trunc(x) && lbKind(f) == "int" {
-					got = "int"
-				}
-			}
-			if got != lbKind(f) {
-				t.Errorf("%s: %s is %T (%v), want %s", format, f, v, v, lbKind(f))
-			}
-		}
-	}
-	r := tokbench(t, "report", file, "-o", "csv")
-	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
-	if err != nil || len(rows) < 2 {
-		t.Fatalf("csv: %v\n%s", err, r.stdout)
-	}
-	for i, f := range db {
-		if rows[0][i] != f {
-			t.Fatalf("csv column %d is %s, want %s", i, rows[0][i], f)
-		}
-		v := rows[1][i]
-		var bad bool
-		switch lbKind(f) {
-		case "int":
-			_, err := strconv.ParseInt(v, 10, 64)
-			bad = err != nil
-		case "bool":
-			bad = v != "0" && v != "1"
-		case "float":
-			_, err := strconv.ParseFloat(v, 64)
-			bad = err != nil
-		}
-		if bad {
-			t.Errorf("csv: %s = %q is not a %s", f, v, lbKind(f))
-		}
-	}
-	r = tokbench(t, "report", file, "-o", "sql")
-	for _, f := range db {
-		typ := map[string]string{"int": "INTEGER", "bool": "INTEGER", "float": "REAL", "string": "TEXT"}[lbKind(f)]
-		if !strings.Contains(r.stdout, fmt.Sprintf("  %s %s", f, typ)) {
-			t.Errorf("sql: no column %s %s", f, typ)
-		}
-	}
-	if !strings.Contains(r.stdout, "INSERT INTO llama_bench ("+strings.Join(db, ", ")) {
-		t.Errorf("sql: the insert does not start with llama-bench's columns:\n%s", r.stdout)
 	}
 }

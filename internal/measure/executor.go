@@ -297,6 +297,12 @@ func (e *Executor) one(ctx context.Context, p point.Point, nctx int) (*record.Re
 		e.attach(rec, &tel, s.reps, p.Parallel*testTokens(p))
 	}
 	rec.Status = record.StatusOK
+	// What flash attention ran as: an auto is llama.cpp's choice (Fill
+	// keeps it beside the setting).
+	rec.FlashAttn = point.FlashOff
+	if s.c.FlashAttn {
+		rec.FlashAttn = point.FlashOn
+	}
 	return rec, nil
 }
 

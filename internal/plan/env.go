@@ -169,7 +169,17 @@ func (env Env) Fill(r record.Record, p point.Point, m Model) record.Record {
 	}
 	r.Shape = p.Used() // the layers as given, as llama-bench writes them
 	r.SplitMode = p.Split.String()
-	r.MainGPU, r.FlashAttn, r.UseMmap = p.MainGPU, p.FlashAttn, !p.NoMmap
+	r.MainGPU, r.UseMmap = p.MainGPU, !p.NoMmap
+	// Flash attention as the test ran it (the measurement says what an
+	// auto became); auto is said apart, as the pinned llama-bench lacks it.
+	used := r.FlashAttn
+	r.FlashAttn, r.FlashAttnType = p.FlashAttn, ""
+	if p.FlashAttn == point.FlashAuto {
+		r.FlashAttnType = "auto"
+		if r.Status == record.StatusOK && used != point.FlashAuto {
+			r.FlashAttn = used
+		}
+	}
 	r.NDepth, r.NParallel = p.NDepth, p.Parallel
 	if r.NCtx == 0 {
 		r.NCtx = p.NCtx()
