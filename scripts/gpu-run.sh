@@ -217,7 +217,7 @@ step() {
   local f=$run/steps/$nstep.log s rc=0
   s=$(now)
   say "== $name (at ${s}s, up to ${l}s): $*"
-  timeout -k 15 "$l" "$@" >"$f" 2>&1 || rc=$?
+  timeout -k 15 "$l" "$@" >"$f" 2>&1 9>&- || rc=$?
   logfile "$f"
   case $rc in
     0) note ok "$name" "$s" "" ;;
@@ -386,7 +386,7 @@ declare -A bg_pid bg_start bg_file
 bg() {
   local name=$1 file=$2
   shift 2
-  "$@" >"$file" 2>&1 &
+  "$@" >"$file" 2>&1 9>&- & # the lock stays this script's: a job left dying holds nothing
   bg_pid[$name]=$! bg_start[$name]=$(now) bg_file[$name]=$file
 }
 # bg_wait NAME SECONDS: waits for a background job at most SECONDS; its

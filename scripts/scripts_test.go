@@ -254,7 +254,7 @@ func TestGPURunCUDABranch(t *testing.T) {
 
 	// The build again (its mark removed), leaving the gap the probe and
 	// the main run need: both measured, the run with its split.
-	if err := os.Remove(filepath.Join(work, "lib", "built")); err != nil {
+	if err := os.Remove(filepath.Join(work, "tokbench-gpu", "lib", "built")); err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
