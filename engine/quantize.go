@@ -16,6 +16,7 @@ import (
 
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/internal/halt"
+	"github.com/tokbench/tokbench/internal/safefile"
 	"github.com/tokbench/tokbench/point"
 )
 
@@ -38,8 +39,8 @@ func Quantize(in, out, typ string, opts QuantizeOptions) error {
 	if same(in, out) {
 		return point.Inputf("quantize: --out %s is the input file: choose another output path", out)
 	}
-	if st, err := os.Stat(out); err == nil && !st.Mode().IsRegular() {
-		return point.Inputf("quantize: --out %s is not a file (a folder?): give a file's path", out)
+	if err := safefile.CheckOut(out, false); err != nil {
+		return point.Inputf("quantize: --out %v", err)
 	}
 	// The model is written under a name of this process's own beside
 	// out and renamed onto it when whole: a failure or a signal leaves

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
+
+	"github.com/tokbench/tokbench/internal/safefile"
 )
 
 // A Writer appends JSON lines to a results file, fsyncing each call's
@@ -20,6 +23,9 @@ type Writer struct {
 
 // Create opens path for appending, creating it if absent.
 func Create(path string) (*Writer, error) {
+	if err := safefile.CheckOut(path, false); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
@@ -55,6 +61,9 @@ func Create(path string) (*Writer, error) {
 // error. Every command that writes or replaces a results file honours the
 // lock (see Busy).
 func CreateLocked(path string, prepare func() error) (*Writer, error) {
+	if err := safefile.CheckOut(path, false); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
@@ -162,11 +171,16 @@ func busyError(path string) error {
 // command that replaces or rewrites a results file (merge) must not do it
 // under a writer, whose later lines would go to the replaced file.
 func Busy(path string) error {
-	f, err := os.Open(path)
+	// Opened without waiting (a FIFO with no writer would block the
+	// open); only a regular file is a results file a writer can hold.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
 	}
 	defer f.Close() // lets go of the lock taken to test it
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
 	held, err := lock(f)
 	if err == nil && !held {
 		return busyError(path)

@@ -144,7 +144,7 @@ func ToOut(w io.Writer, out string, inputs []string, write func(io.Writer) error
 	if out == "" {
 		return buffered(w)
 	}
-	if err := checkOut(out, inputs...); err != nil {
+	if err := CheckOut(out, inputs...); err != nil {
 		return err
 	}
 	f, err := safefile.Create(out)
@@ -158,10 +158,15 @@ func ToOut(w io.Writer, out string, inputs []string, write func(io.Writer) error
 	return f.Commit(0o644)
 }
 
-// checkOut refuses an output that is one of the inputs or a results
-// file another tokbench is writing (a sweep's --out): replacing either
-// would lose what is in it, or what the writer writes next.
-func checkOut(out string, inputs ...string) error {
+// CheckOut refuses, before anything is read or measured, an output that
+// is one of the inputs, a results file another tokbench is writing (a
+// sweep's --out: replacing either would lose what is in it, or what the
+// writer writes next), or neither a file nor a device or a pipe to write
+// through (safefile.CheckOut).
+func CheckOut(out string, inputs ...string) error {
+	if err := safefile.CheckOut(out, true); err != nil {
+		return point.Inputf("--out %v", err)
+	}
 	if err := safefile.NotAnInput(out, inputs...); err != nil {
 		return point.Inputf("%v", err)
 	}
@@ -178,7 +183,10 @@ const maxCharts = 256
 // writes beside it (X.md's X-1.svg, X-2.svg, ...): none of them may be an
 // input.
 func checkMarkdownOut(out string, inputs ...string) error {
-	if err := checkOut(out, inputs...); err != nil {
+	if err := safefile.CheckOut(out, false); err != nil {
+		return point.Inputf("-o md --out %v (its charts go beside it; without --out the Markdown goes to stdout)", err)
+	}
+	if err := CheckOut(out, inputs...); err != nil {
 		return err
 	}
 	base := strings.TrimSuffix(out, filepath.Ext(out))

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/tokbench/tokbench/internal/plan"
+	"github.com/tokbench/tokbench/internal/safefile"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
@@ -16,6 +17,9 @@ import (
 // build, or of another sweep (another spec hash, if specHash is set), are
 // refused, the file left as it was.
 func openResults(path string, resume bool, env plan.Env, specHash string) (*record.Writer, []record.Record, error) {
+	if err := safefile.CheckOut(path, false); err != nil {
+		return nil, nil, fmt.Errorf("--out: %w", err)
+	}
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 && !resume {
 		return nil, nil, point.Inputf("%s already holds results: pass --resume to continue that sweep, or choose another --out", path)
 	}

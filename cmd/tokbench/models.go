@@ -10,6 +10,7 @@ import (
 	"github.com/tokbench/tokbench/gguf"
 	"github.com/tokbench/tokbench/internal/plan"
 	"github.com/tokbench/tokbench/internal/preset"
+	"github.com/tokbench/tokbench/internal/safefile"
 	"github.com/tokbench/tokbench/report"
 	"github.com/urfave/cli/v2"
 )
@@ -53,7 +54,10 @@ func doSynth(c *cli.Context) error {
 	if _, _, err := gguf.ParseFileType(c.String("type")); err != nil {
 		return usageErr(err)
 	}
-	out := outFile(c)
+	out, err := outFile(c)
+	if err != nil {
+		return err
+	}
 	switch {
 	case out != "" && c.Bool("cache"):
 		return usagef("give --out FILE.gguf or --cache, not both")
@@ -194,7 +198,11 @@ func quantizeCommand() *cli.Command {
 			&cli.BoolFlag{Name: "pure", Usage: "one type for every tensor (no k-quant mixture)"},
 		},
 		Action: func(c *cli.Context) error {
-			in, out, typ := c.String("model"), outFile(c), c.String("type")
+			out, err := outFile(c)
+			if err != nil {
+				return err
+			}
+			in, typ := c.String("model"), c.String("type")
 			if in == "" || out == "" || typ == "" {
 				return usagef("quantize needs -m IN.gguf, --type TYPE and --out OUT.gguf")
 			}
@@ -249,10 +257,16 @@ var (
 	deprecatedOutFlag = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Hidden: true, Usage: "output file (deprecated: use --out)"}
 )
 
-func outFile(c *cli.Context) string {
-	if out := c.String("out"); out != "" || c.String("output") == "" {
-		return out
+func outFile(c *cli.Context) (string, error) {
+	out := c.String("out")
+	if out == "" && c.String("output") != "" {
+		fmt.Fprintln(os.Stderr, "tokbench: -o FILE is deprecated for synth and quantize: use --out FILE (-o is the output format in every other command)")
+		out = c.String("output")
 	}
-	fmt.Fprintln(os.Stderr, "tokbench: -o FILE is deprecated for synth and quantize: use --out FILE (-o is the output format in every other command)")
-	return c.String("output")
+	if out != "" {
+		if err := safefile.CheckOut(out, false); err != nil {
+			return "", usagef("--out %v", err)
+		}
+	}
+	return out, nil
 }

@@ -30,6 +30,11 @@ func doProfile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if out := c.String("out"); out != "" {
+		if err := report.CheckOut(out); err != nil {
+			return usageErr(err)
+		}
+	}
 	ps, err := measure.Profile(c.Context, p, measure.DescribeEnv(version))
 	if err != nil {
 		return err

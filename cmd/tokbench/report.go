@@ -43,6 +43,11 @@ func doReport(c *cli.Context) error {
 		streamingGC()
 		return report.SQLiteFile(c.Context, os.Stderr, c.Args().First(), db)
 	}
+	if out := c.String("out"); out != "" {
+		if err := report.CheckOut(out, c.Args().First(), c.String("telemetry")); err != nil {
+			return usageErr(err)
+		}
+	}
 	var tl report.Timeline
 	if p := c.String("telemetry"); p != "" {
 		var err error

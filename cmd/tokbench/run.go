@@ -224,7 +224,7 @@ func warnThreads(tests []point.Point) {
 	}
 	if cores := runtime.NumCPU(); most > cores {
 		fmt.Fprintf(os.Stderr, "tokbench: note: -t %d is more threads than this machine's %d cores: the threads past them wait for a core "+
-			"(ggml's pool spins at each step), so those tests measure the oversubscription, not the machine, and run slowly; "+
+			"at each step (ggml's own pool spins on them, for seconds a token; an OpenMP build's yield), so those tests measure the oversubscription, not the machine; "+
 			"their ceilings are the %d-thread ones\n", most, cores, cores)
 	}
 }

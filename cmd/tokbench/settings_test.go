@@ -53,10 +53,14 @@ func TestFlagsAndSpecKeysAgree(t *testing.T) {
 		case st.Kind == point.Bool:
 			flagArgs = []string{"--" + st.Flag + "=" + v}
 		}
-		// A setting that needs another (--cpu-strict a mask) gets it.
+		// A setting that needs another (--cpu-strict a mask, -ctv q8_0 flash
+		// attention) gets it.
 		yaml := "synth: tiny\n" + st.Key + ": " + yamlValue(st, v) + "\n"
-		if st.Key == "cpu_strict" {
+		switch st.Key {
+		case "cpu_strict":
 			flagArgs, yaml = append(flagArgs, "-C", "0x3"), yaml+"cpu_mask: '0x3'\n"
+		case "cache_type_v": // a quantized V cache needs flash attention
+			flagArgs, yaml = append(flagArgs, "-fa", "on"), yaml+"flash_attn: 'on'\n"
 		}
 		fromFlags := specOf(t, flagArgs...)
 		spec := filepath.Join(dir, st.Key+".yaml")

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/tokbench/tokbench/point"
+	"github.com/tokbench/tokbench/internal/safefile"
 	"github.com/tokbench/tokbench/record"
 )
 
@@ -403,6 +404,9 @@ func (m *Merged) Threads(class string) int {
 // lines would go to the file replaced. The new file keeps the old one's
 // permissions (0644 for a new one).
 func (m *Merged) Write(path string) error {
+	if err := safefile.CheckOut(path, false); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
 	if err := record.Busy(path); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}

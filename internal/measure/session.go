@@ -366,7 +366,8 @@ func (r *repetitions) mark(rec *record.Record, ns []float64, out []int) {
 	noise := host.NoiseBetween(r.cpu, host.ReadCPUCounters("/", "self"))
 	noise.Outliers, noise.OutliersDropped = out, r.p.DropOutliers && len(out) > 0
 	if r.cut {
-		noise.Warnings = append(noise.Warnings, fmt.Sprintf("cut at %s, no warm-up: threads past this machine's %d cores wait for a core at every step; "+
+		// First: it says what the rate is, before how busy the machine was.
+		noise.Warnings = slices.Insert(noise.Warnings, 0, fmt.Sprintf("cut at %s, no warm-up: threads past this machine's %d cores wait for a core at every step; "+
 			"the rate is that of the repetitions and steps done, and shows the oversubscription, not the machine", r.budget, runtime.NumCPU()))
 	}
 	if len(noise.Outliers) > 0 {

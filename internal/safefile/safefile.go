@@ -1,6 +1,9 @@
 // Package safefile writes files so that a reader sees the old content or
 // the new, never a part: the data goes to a temporary file beside the
-// target, is synced and renamed over it.
+// target, is synced and renamed over it. Only a regular file (or a link
+// planted in its place) is ever renamed over: a character device or a
+// pipe named as an output (/dev/null, /dev/stdout) is written through,
+// and anything else is refused.
 package safefile
 
 import (
@@ -11,8 +14,25 @@ import (
 	"github.com/tokbench/tokbench/internal/halt"
 )
 
-// Write replaces path with data (perm for a new file) atomically.
+// Write replaces path with data (perm for a new file) atomically; a
+// device or a pipe at path is written through.
 func Write(path string, data []byte, perm os.FileMode) error {
+	if through, err := kindOf(path); err != nil || through {
+		if err != nil {
+			return err
+		}
+		f, err := openThrough(path)
+		if err == nil {
+			_, err = f.Write(data)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -44,15 +64,28 @@ func Write(path string, data []byte, perm os.FileMode) error {
 // leaving whatever was at path as it was.
 type file struct {
 	*os.File
-	path   string
-	done   bool
-	unmark func() // the temporary file, removed if a signal ends the process
+	path    string
+	done    bool
+	through bool   // a device or a pipe, written as it is: Commit closes it
+	unmark  func() // the temporary file, removed if a signal ends the process
 }
 
 // Create starts writing path. The temporary file is created exclusively
 // (a planted file or link is never written through) with a name of this
-// process's own.
+// process's own. A character device or a pipe a program reads is written
+// through instead (CheckOut).
 func Create(path string) (*file, error) {
+	through, err := kindOf(path)
+	if err != nil {
+		return nil, err
+	}
+	if through {
+		f, err := openThrough(path)
+		if err != nil {
+			return nil, fmt.Errorf("write %s: %w", path, err)
+		}
+		return &file{File: f, path: path, through: true, unmark: func() {}}, nil
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
@@ -60,8 +93,16 @@ func Create(path string) (*file, error) {
 	return &file{File: tmp, path: path, unmark: halt.Temp(tmp.Name())}, nil
 }
 
-// Commit syncs the file and renames it onto its path.
+// Commit syncs the file and renames it onto its path (closes it, for a
+// device or a pipe).
 func (f *file) Commit(perm os.FileMode) error {
+	if f.through {
+		f.done = true
+		if err := f.File.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", f.path, err)
+		}
+		return nil
+	}
 	err := f.Chmod(perm)
 	if err == nil {
 		err = f.Sync()
@@ -88,6 +129,9 @@ func (f *file) Close() error {
 	}
 	f.done = true
 	f.File.Close()
+	if f.through {
+		return nil // what went out is gone; nothing is left behind
+	}
 	defer f.unmark()
 	return os.Remove(f.Name())
 }

@@ -1,0 +1,101 @@
+package safefile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/tokbench/tokbench/point"
+)
+
+// CheckOut says, before anything is measured or read, whether path may
+// be an output: a new name or a regular file (replaced whole); with
+// through, a character device (/dev/null, a terminal) or a pipe a program
+// reads (/dev/stdout into a pipe, a FIFO with its reader), written
+// through as it is, never renamed over or locked. Anything else (a block
+// device, a folder, a socket, a FIFO no program reads: opening it would
+// wait for one) is an error that says what it is (a point.InputError:
+// the user's to change).
+func CheckOut(path string, through bool) error {
+	t, err := kindOf(path)
+	switch {
+	case err != nil:
+		return err
+	case t && !through:
+		return point.Inputf("%s is %s: this output (results written as they come and read back, or a model) goes only to a regular file; give a file's path", path, kindName(path))
+	case t:
+		// A pipe is opened now and kept open until it is written: its
+		// reader must not see an end before the output comes.
+		f, err := openThrough(path)
+		if err != nil {
+			return err
+		}
+		held.Store(path, f)
+	}
+	return nil
+}
+
+// held are the pipes CheckOut opened, by path, for Create and Write.
+var held sync.Map
+
+// kindOf says whether path is written through (a character device or a
+// pipe), replaced (false, nil: a regular file, a link, or nothing yet),
+// or neither (an error).
+func kindOf(path string) (through bool, err error) {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // a new file (or a dangling link, replaced)
+	}
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		return false, nil
+	case m&fs.ModeCharDevice != 0, m&fs.ModeNamedPipe != 0:
+		return true, nil
+	default:
+		return false, point.Inputf("%s is %s: tokbench writes an output to a regular file (or through to a character device or a pipe), "+
+			"never over anything else; give a file's path", path, kindName(path))
+	}
+}
+
+func kindName(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "unreadable"
+	}
+	switch m := st.Mode(); {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
+}
+
+// openThrough opens a device or a pipe for writing, without waiting: a
+// FIFO no program reads is an error, not a wait deaf to signals.
+func openThrough(path string) (*os.File, error) {
+	if f, ok := held.LoadAndDelete(path); ok {
+		return f.(*os.File), nil
+	}
+	flags := os.O_WRONLY
+	if st, err := os.Stat(path); err == nil && st.Mode()&fs.ModeNamedPipe != 0 {
+		flags |= syscall.O_NONBLOCK
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		return nil, point.Inputf("%s is a pipe that no program reads: start its reader first, or give a file's path", path)
+	}
+	return f, err
+}
