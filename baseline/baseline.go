@@ -116,37 +116,88 @@ func path(dir, class string) string { return gpu.ClassFile(dir, class) }
 
 // Load reads the baseline of a class from dir; nil if absent.
 func Load(dir, class string) (*File, error) {
+	return load(dir, class, perThreadsFiles(dir))
+}
+
+// perThreadsFiles are the files of dir that may be a CPU class's kept per
+// thread count (loadPerThreads): listed once, not once a class.
+func perThreadsFiles(dir string) []string {
+	names, _ := filepath.Glob(filepath.Join(dir, "cpu-*t.json"))
+	return names
+}
+
+func load(dir, class string, perThreads []string) (*File, error) {
 	var f File
 	found, err := gpu.LoadClass(dir, class, &f)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("baseline %s: %w", path(dir, class), err)
 	case !found:
-		return loadPerThreads(dir, class)
+		return loadPerThreads(dir, class, perThreads)
 	case f.Class != class:
 		return nil, fmt.Errorf("baseline %s is for class %s, not %s", path(dir, class), f.Class, class)
 	case f.Version != version:
 		return nil, fmt.Errorf("baseline %s is of format %d (this tokbench reads %d: points by what they measure, not by file name): create it again with tokbench baseline create", path(dir, class), f.Version, version)
 	}
+	if err := f.check(); err != nil {
+		return nil, fmt.Errorf("baseline %s: %w: the file is damaged or edited; create it again with tokbench baseline create", path(dir, class), err)
+	}
 	return &f, nil
+}
+
+// check refuses what no baseline create writes (a file is data): a null
+// point or quality figure, a figure not finite or negative, a range
+// upside down. A file without points has none.
+func (f *File) check() error {
+	if f.Points == nil {
+		f.Points = map[string]*Point{}
+	}
+	for id, p := range f.Points {
+		if p == nil {
+			return fmt.Errorf("point %.60q is null", id)
+		}
+		vals := append([]float64{p.MedianTs, p.MADTs, p.Low, p.High}, p.SamplesTs...)
+		for _, r := range p.Runs {
+			vals = append(vals, r.MedianTs)
+		}
+		for _, v := range vals {
+			if !(v >= 0 && v <= 1e12) {
+				return fmt.Errorf("point %.60q: a figure of %g t/s", id, v)
+			}
+		}
+		if p.Low > p.High {
+			return fmt.Errorf("point %.60q: its range %g-%g is upside down", id, p.Low, p.High)
+		}
+	}
+	for id, q := range f.Quality {
+		if q == nil {
+			return fmt.Errorf("quality %.60q is null", id)
+		}
+		if err := q.Figures.Check(); err != nil {
+			return fmt.Errorf("quality %.60q: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // loadPerThreads reads a CPU class's baseline from the files kept when a
 // CPU's class named its thread count too (cpu-MODEL-8t.json): one file,
 // its points told apart by their threads as they always were. The next
 // Save writes it under the class; nil if there are none.
-func loadPerThreads(dir, class string) (*File, error) {
+func loadPerThreads(dir, class string, names []string) (*File, error) {
 	if !strings.HasPrefix(class, "cpu-") {
 		return nil, nil
 	}
-	names, _ := filepath.Glob(filepath.Join(dir, class+"-*t.json"))
 	var all *File
 	for _, name := range names {
 		old := strings.TrimSuffix(filepath.Base(name), ".json")
+		if !strings.HasPrefix(old, class+"-") {
+			continue
+		}
 		if _, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(old, class+"-"), "t")); err != nil {
 			continue // another class whose name begins as this one's
 		}
-		f, err := Load(dir, old)
+		f, err := load(dir, old, nil)
 		if err != nil || f == nil {
 			return nil, err
 		}

@@ -27,9 +27,12 @@ const maxExtra = 64
 
 var extraName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
-// add keeps an unknown field of a row, if it can be kept.
+// add keeps an unknown field of a row, if it can be kept. SQLite's names
+// of a row's id (rowid, oid, _rowid_) are the table's, never a field: a
+// row read from a database or its SQL text carries its id under one, and
+// a column of that name cannot be added to a table.
 func (e *Extra) add(name string, v any) {
-	if !extraName.MatchString(name) || len(*e) >= maxExtra {
+	if !extraName.MatchString(name) || len(*e) >= maxExtra || name == "rowid" || name == "oid" || name == "_rowid_" {
 		return
 	}
 	switch v.(type) {

@@ -89,6 +89,9 @@ func ReadQuality(path string) ([]Quality, error) {
 		if err := json.Unmarshal(line, &q); err != nil {
 			return fmt.Errorf("%s line %d is not a quality block: %w", path, n, err)
 		}
+		if err := q.Figures.Check(); err != nil {
+			return fmt.Errorf("%s line %d: quality of %s: %w; remove the line", path, n, q.ModelFile, err)
+		}
 		out = append(out, q)
 		return nil
 	})

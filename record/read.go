@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -278,8 +279,13 @@ func decodeLine(path string, n int, line []byte) (r Record, own bool, err error)
 	return r, own, nil
 }
 
-// maxRate bounds a believable rate, tokens per second.
-const maxRate = 1e12
+// maxRate bounds a believable rate, tokens per second; maxCV the spread
+// between processes (a fraction of the mean: beyond 1, a run was at no
+// speed at all).
+const (
+	maxRate = 1e12
+	maxCV   = 1
+)
 
 // checkRates refuses a record whose figures no measurement gives (a
 // hand-edited, corrupt or hostile file) before anything downstream
@@ -289,6 +295,18 @@ func (r *Record) checkRates() error {
 	for _, v := range append([]float64{r.AvgTs, r.StddevTs, r.MedianTs}, r.SamplesTs...) {
 		if !(v >= 0 && v <= maxRate) { // NaN fails both
 			return fmt.Errorf("%s: a rate of %g t/s: not a measurement (edited or corrupt?); remove the line", r.Test, v)
+		}
+	}
+	// The spreads a comparison trusts: a claimed one beyond any a
+	// measurement gives would make any change pass its gate.
+	for _, f := range []struct {
+		name   string
+		v, top float64
+	}{{"ci95_ts", r.CI95Ts, maxRate}, {"ci95_reps_ts", r.CI95RepsTs, maxRate},
+		{"cv", r.CV, math.Sqrt(float64(max(len(r.SamplesTs), 1))) + 1e-9}, // the most n samples of t/s allow
+		{"process_cv", r.ProcessCV, maxCV}} {
+		if !(f.v >= 0 && f.v <= f.top) {
+			return fmt.Errorf("%s: %s %g: not a spread any measurement gives (edited or corrupt?); remove the line", r.Test, f.name, f.v)
 		}
 	}
 	p := r.Point()

@@ -231,7 +231,10 @@ func SQLiteFile(ctx context.Context, log io.Writer, path, db string) error {
 		return fmt.Errorf("--sqlite %s: stopped, nothing appended: %w", db, ctx.Err())
 	}
 	if err != nil {
-		return fmt.Errorf("--sqlite %s: %w (is it a SQLite database?)", db, err)
+		if strings.Contains(err.Error(), "not a database") {
+			return point.Inputf("--sqlite %s: %v: give a SQLite database, or a new file's name", db, err)
+		}
+		return fmt.Errorf("--sqlite %s: %w", db, err)
 	}
 	fmt.Fprintf(log, "%d tests appended to %s: table %s, tokbench's own fields in table %s\n", n, db, record.BenchTable, record.OwnTable)
 	return nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tokbench/tokbench/baseline"
+	"github.com/tokbench/tokbench/internal/safefile"
 	"github.com/tokbench/tokbench/record"
 	"github.com/tokbench/tokbench/report"
 	"github.com/urfave/cli/v2"
@@ -100,6 +101,13 @@ func doBaselineCreate(c *cli.Context) error {
 	// class built after every file is read and saved before the next: a
 	// million records, or every class's history, are never held at once.
 	dir, effect := c.String("dir"), c.Float64("min-effect")
+	// One writer a folder: two creates would each merge into the files
+	// as they found them, and the last to save would lose the other's.
+	release, err := safefile.LockDir(dir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	restoreGC := streamingGC()
 	b := baseline.NewBuilder(dir)
 	defer b.Close()

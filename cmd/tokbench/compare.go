@@ -59,6 +59,9 @@ func doCompare(c *cli.Context) error {
 		if len(files) == 0 {
 			return usagef("compare: side %c (%q) names no file: give a results file, or a comma list of runs", 'A'+i, arg)
 		}
+		if err := distinctRuns(string(rune('A'+i)), files); err != nil {
+			return err
+		}
 		held := holds{builds: map[string]int{}, classes: map[string]int{}}
 		for ri, p := range files {
 			if err := readRun(p, builds[i], func(r *record.Record) {
@@ -90,6 +93,11 @@ func doCompare(c *cli.Context) error {
 	if err := report.Diffs(os.Stdout, c.String("output"), names[0], names[1], diffs, gate, alpha); err != nil {
 		return err
 	}
+	if gate.Tests == 0 {
+		// A gate that tested nothing says nothing: not "no regression".
+		return cli.Exit(fmt.Sprintf("tokbench: none of the %d tests could be tested (one sample on a side: llama-bench's CSV and SQL keep only the mean), "+
+			"so nothing was judged: compare files with their samples (JSON or JSONL), or several runs a side", len(diffs)), exitNothingCompared)
+	}
 	if unmatched > 0 {
 		fmt.Fprintf(os.Stderr, "%d tests were in one file only, and are left out\n", unmatched)
 	}
@@ -99,6 +107,24 @@ func doCompare(c *cli.Context) error {
 			what = fmt.Sprintf("the geometric mean of the tests, %.3f", gate.GeoMean.Est)
 		}
 		return cli.Exit(fmt.Sprintf("tokbench: significantly slower in %s (family-wise error %g, at least %.0f%%): %s", names[1], alpha, 100*effect, what), exitFail)
+	}
+	return nil
+}
+
+// distinctRuns refuses a side that names one file twice (through any
+// name or link): a side's files are its runs, and one file counted as
+// two would be runs that agree to the last digit.
+func distinctRuns(side string, files []string) error {
+	for i, p := range files {
+		si, err := os.Stat(p)
+		if err != nil {
+			continue // said when it is read
+		}
+		for _, q := range files[:i] {
+			if sq, err := os.Stat(q); err == nil && os.SameFile(si, sq) {
+				return usagef("side %s names one file twice (%s and %s): a side's files are its runs, each a file of its own; give it once", side, q, p)
+			}
+		}
 	}
 	return nil
 }

@@ -99,3 +99,34 @@ func openThrough(path string) (*os.File, error) {
 	}
 	return f, err
 }
+
+// LockDir takes dir's lock for one writer (made if absent): a second
+// process writing the same folder (two baseline create into one --dir)
+// is refused at once, not interleaved. The lock is the folder's own, an
+// advisory lock on it (no file is made there), held until release or
+// the process ends, however it ends. A folder made for it and left
+// empty is removed on release.
+func LockDir(dir string) (release func(), err error) {
+	_, statErr := os.Stat(dir)
+	made := errors.Is(statErr, fs.ErrNotExist)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, point.Inputf("%s is being written by another tokbench (baseline create): wait for it to end, or give another folder", dir)
+		}
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return func() {
+		f.Close()
+		if made {
+			os.Remove(dir) // made for the lock, and left empty: not left behind
+		}
+	}, nil
+}

@@ -252,6 +252,9 @@ type Appender struct {
 	tx     *sql.Tx
 	tables []Table
 	stmts  []*sql.Stmt
+	ids    []string     // each table's name of its rowid (rowidAlias)
+	before []tableCount // each table's rows as the append began
+	added  int64        // rows added to each table
 }
 
 // Begin starts appending to the tables of the database file at path (made
@@ -268,7 +271,7 @@ func Begin(ctx context.Context, path string, tables ...Table) (*Appender, error)
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	a := &Appender{ctx: ctx, path: path, db: db, tables: slices.Clone(tables), stmts: make([]*sql.Stmt, len(tables))}
+	a := &Appender{ctx: ctx, path: path, db: db, tables: slices.Clone(tables), stmts: make([]*sql.Stmt, len(tables)), ids: make([]string, len(tables))}
 	if a.tx, err = db.BeginTx(ctx, nil); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -279,6 +282,10 @@ func Begin(ctx context.Context, path string, tables ...Table) (*Appender, error)
 			return nil, err
 		}
 	}
+	if a.before, err = a.counts(); err != nil {
+		a.Rollback()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return a, nil
 }
 
@@ -287,7 +294,7 @@ func (a *Appender) prepare(i int) error {
 		a.stmts[i].Close()
 	}
 	var err error
-	if a.stmts[i], err = prepare(a.ctx, a.tx, a.tables[i]); err != nil {
+	if a.stmts[i], a.ids[i], err = prepare(a.ctx, a.tx, a.tables[i]); err != nil {
 		return fmt.Errorf("%s table %s: %w", a.path, a.tables[i].Name, err)
 	}
 	return nil
@@ -322,12 +329,21 @@ func (a *Appender) Add(row ...[]any) error {
 		}
 		prev, _ = res.LastInsertId()
 	}
+	a.added++
 	return nil
 }
 
-// Commit ends the append, keeping every row.
+// Commit ends the append, keeping every row, once the tables hold what
+// was written: each as many more rows as were added, the new ones after
+// the old, and each link to a new row of the table before (a constraint
+// that ignores or replaces a row on a conflict would lose one, and say
+// nothing). Else it rolls back.
 func (a *Appender) Commit() error {
 	a.closeStmts()
+	if err := a.verify(); err != nil {
+		a.Rollback()
+		return fmt.Errorf("%s: %w: nothing was appended", a.path, err)
+	}
 	err := a.tx.Commit()
 	return errors.Join(err, a.db.Close())
 }
@@ -347,9 +363,80 @@ func (a *Appender) closeStmts() {
 	}
 }
 
+// tableCount is a table's rows and its highest rowid.
+type tableCount struct{ rows, last int64 }
+
+func (a *Appender) counts() ([]tableCount, error) {
+	out := make([]tableCount, len(a.tables))
+	for i, t := range a.tables {
+		if err := a.tx.QueryRowContext(a.ctx, "SELECT count(*), coalesce(max("+a.ids[i]+"), 0) FROM "+quote(t.Name)).Scan(&out[i].rows, &out[i].last); err != nil {
+			return nil, fmt.Errorf("table %s: %w", t.Name, err)
+		}
+	}
+	return out, nil
+}
+
+func (a *Appender) verify() error {
+	now, err := a.counts()
+	if err != nil {
+		return err
+	}
+	for i, t := range a.tables {
+		var fresh int64
+		if err := a.tx.QueryRowContext(a.ctx, "SELECT count(*) FROM "+quote(t.Name)+" WHERE "+a.ids[i]+" > ?", a.before[i].last).Scan(&fresh); err != nil {
+			return fmt.Errorf("table %s: %w", t.Name, err)
+		}
+		if now[i].rows != a.before[i].rows+a.added || fresh != a.added {
+			return fmt.Errorf("table %s holds %d rows, %d of them new, after %d were added to its %d: its schema changed what was written",
+				t.Name, now[i].rows, fresh, a.added, a.before[i].rows)
+		}
+		if t.Link == "" || i == 0 {
+			continue
+		}
+		var linked int64
+		prev := a.ids[i-1]
+		q := "SELECT count(*) FROM " + quote(t.Name) + " WHERE " + a.ids[i] + " > ? AND " + quote(t.Link) + " IN (SELECT " + prev + " FROM " + quote(a.tables[i-1].Name) + " WHERE " + prev + " > ?)"
+		if err := a.tx.QueryRowContext(a.ctx, q, a.before[i].last, a.before[i-1].last).Scan(&linked); err != nil {
+			return fmt.Errorf("table %s: %w", t.Name, err)
+		}
+		if linked != a.added {
+			return fmt.Errorf("table %s: %d of its %d new rows link to a new row of %s", t.Name, linked, a.added, a.tables[i-1].Name)
+		}
+	}
+	return nil
+}
+
+// refuseTriggers refuses a table with triggers: they would run what the
+// file defines on tokbench's inserts (delete rows, ignore them, write
+// elsewhere). A database is data.
+func refuseTriggers(ctx context.Context, tx *sql.Tx, table string) error {
+	rows, err := tx.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE", table)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return err
+		}
+		names = append(names, quote(n))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(names) > 0 {
+		return fmt.Errorf("it has triggers (%s), which would run on tokbench's inserts: tokbench does not run what a database defines; "+
+			"append to another database, or drop them (DROP TRIGGER %s)", strings.Join(names, ", "), names[0])
+	}
+	return nil
+}
+
 // prepare makes t's table ready for its rows (made, or given the columns
-// it lacks) and returns the statement that inserts one.
-func prepare(ctx context.Context, tx *sql.Tx, t Table) (*sql.Stmt, error) {
+// it lacks) and returns the statement that inserts one, and the table's
+// name of its rowid.
+func prepare(ctx context.Context, tx *sql.Tx, t Table) (*sql.Stmt, string, error) {
 	cols := t.Cols
 	if t.Link != "" {
 		cols = append([]Column{{t.Link, "INTEGER"}}, cols...)
@@ -359,25 +446,29 @@ func prepare(ctx context.Context, tx *sql.Tx, t Table) (*sql.Stmt, error) {
 		defs = append(defs, quote(c.Name)+" "+c.Type)
 	}
 	if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+quote(t.Name)+" ("+strings.Join(defs, ", ")+")"); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	// The rows must be a table's with ids tokbench can link and read back.
 	kind, withoutRowid, err := tableInfo(ctx, tx, t.Name)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	switch {
 	case kind != "table":
-		return nil, fmt.Errorf("it is a %s, not a table: append to another database", kind)
+		return nil, "", fmt.Errorf("it is a %s, not a table: append to another database", kind)
 	case withoutRowid:
-		return nil, fmt.Errorf("it is WITHOUT ROWID, so tokbench's rows could not be linked to its rows: append to another database")
+		return nil, "", fmt.Errorf("it is WITHOUT ROWID, so tokbench's rows could not be linked to its rows: append to another database")
+	}
+	if err := refuseTriggers(ctx, tx, t.Name); err != nil {
+		return nil, "", err
 	}
 	existing, err := columns(ctx, tx, t.Name)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if rowidAlias(existing) == "" {
-		return nil, fmt.Errorf("its columns rowid, _rowid_ and oid hide its rows' ids, which tokbench's rows link to: append to another database")
+	id := rowidAlias(existing)
+	if id == "" {
+		return nil, "", fmt.Errorf("its columns rowid, _rowid_ and oid hide its rows' ids, which tokbench's rows link to: append to another database")
 	}
 	have := map[string]bool{}
 	for _, c := range existing {
@@ -388,12 +479,13 @@ func prepare(ctx context.Context, tx *sql.Tx, t Table) (*sql.Stmt, error) {
 		names[i] = quote(c.Name)
 		if !have[c.Name] {
 			if _, err := tx.Exec("ALTER TABLE " + quote(t.Name) + " ADD COLUMN " + quote(c.Name) + " " + c.Type); err != nil {
-				return nil, err
+				return nil, "", err
 			}
 		}
 	}
-	return tx.Prepare("INSERT INTO " + quote(t.Name) + " (" + strings.Join(names, ", ") + ") VALUES (" +
+	st, err := tx.Prepare("INSERT INTO " + quote(t.Name) + " (" + strings.Join(names, ", ") + ") VALUES (" +
 		strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")")
+	return st, id, err
 }
 
 // quote is an SQL identifier, quoted.

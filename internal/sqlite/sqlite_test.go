@@ -87,3 +87,39 @@ func TestAppendRefusesUnlinkable(t *testing.T) {
 		t.Errorf("a column named rowid: %v %v %v", rows, linked, err)
 	}
 }
+
+// A database's schema runs nothing on an append, and loses nothing of it:
+// a trigger on either table (after or before, deleting rows or ignoring
+// the insert) refuses the append; a constraint that ignores or replaces a
+// row on a conflict is found when the rows are counted, and rolled back.
+// The database is left as it was.
+func TestAppendRunsNothingOfTheFile(t *testing.T) {
+	bench := Table{Name: "llama_bench", Cols: []Column{{"avg_ts", "REAL"}}, Rows: [][]any{{1.5}, {2.5}}}
+	own := Table{Name: "tokbench", Cols: []Column{{"record", "TEXT"}}, Rows: [][]any{{"a"}, {"b"}}, Link: "llama_bench_rowid"}
+	base := "CREATE TABLE llama_bench (avg_ts REAL); INSERT INTO llama_bench VALUES (7), (8), (9); "
+	for name, c := range map[string]struct{ schema, says string }{
+		"after insert, deleting":  {base + "CREATE TRIGGER wipe AFTER INSERT ON llama_bench BEGIN DELETE FROM llama_bench WHERE rowid < new.rowid; END;", `triggers ("wipe")`},
+		"before insert, ignoring": {base + "CREATE TRIGGER skip BEFORE INSERT ON llama_bench BEGIN SELECT RAISE(IGNORE); END;", `triggers ("skip")`},
+		"on tokbench's table": {base + "CREATE TABLE tokbench (llama_bench_rowid INTEGER, record TEXT); " +
+			"CREATE TRIGGER Elsewhere AFTER INSERT ON TokBench BEGIN DELETE FROM llama_bench; END;", "Elsewhere"},
+		"ignored on a conflict":  {"CREATE TABLE llama_bench (avg_ts REAL UNIQUE ON CONFLICT IGNORE); INSERT INTO llama_bench VALUES (1.5);", "after 2 were added"},
+		"replaced on a conflict": {"CREATE TABLE llama_bench (avg_ts REAL UNIQUE ON CONFLICT REPLACE); INSERT INTO llama_bench VALUES (2.5), (3);", "after 2 were added"},
+	} {
+		path := filepath.Join(t.TempDir(), "db.sqlite")
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(c.schema); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		db.Close()
+		before, _ := os.ReadFile(path)
+		if err := Append(context.Background(), path, bench, own); err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+			t.Errorf("%s: the refused append changed the database", name)
+		}
+	}
+}
