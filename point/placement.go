@@ -98,7 +98,11 @@ func MoEOverrides(n int) []Override {
 	return out
 }
 
-// ParseTensorSplit reads -ts: non-negative shares joined by "/".
+// maxShare bounds a device's share of -ts: past it, shares are not
+// proportions anyone means (and their sum would lose the small ones).
+const maxShare = 1e6
+
+// ParseTensorSplit reads -ts: non-negative finite shares joined by "/".
 func ParseTensorSplit(s string) ([]float32, error) {
 	if s == "" {
 		return nil, nil
@@ -107,8 +111,8 @@ func ParseTensorSplit(s string) ([]float32, error) {
 	sum := 0.0
 	for _, part := range strings.Split(s, "/") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(part), 32)
-		if err != nil || v < 0 {
-			return nil, fmt.Errorf("-ts %q: give each device's share, e.g. 3/1", s)
+		if err != nil || !(v >= 0 && v <= maxShare) { // NaN and infinities fail
+			return nil, fmt.Errorf("-ts %q: give each device's share, a number from 0 to %g, e.g. 3/1", s, float64(maxShare))
 		}
 		out, sum = append(out, float32(v)), sum+v
 	}

@@ -125,3 +125,15 @@ func TestLlamaBenchSplit(t *testing.T) {
 		}
 	}
 }
+
+// A share that is not a finite proportion is refused, however spelled.
+func TestTensorSplitFinite(t *testing.T) {
+	for _, s := range []string{"nan/1", "inf/1", "+Inf/1", "1/-Inf", "NaN", "1e39/1", "2e6/1", "-1/2", "1//2"} {
+		if _, err := ParseTensorSplit(s); err == nil {
+			t.Errorf("-ts %s accepted", s)
+		}
+	}
+	if v, err := ParseTensorSplit("3/1"); err != nil || len(v) != 2 {
+		t.Errorf("3/1: %v %v", v, err)
+	}
+}

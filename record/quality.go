@@ -68,10 +68,14 @@ func isQuality(line []byte) bool {
 	if !bytes.Contains(line, []byte(`quality"`)) && !bytes.Contains(line, []byte(`\u`)) {
 		return false
 	}
-	var k struct {
-		Kind string `json:"kind"`
+	// By its exact key: a struct's field would take "KIND" or "Kind" too,
+	// and a speed record with one would vanish from the speed tables.
+	var k map[string]json.RawMessage
+	if json.Unmarshal(line, &k) != nil {
+		return false
 	}
-	return json.Unmarshal(line, &k) == nil && k.Kind == QualityKind
+	var kind string
+	return json.Unmarshal(k["kind"], &kind) == nil && kind == QualityKind
 }
 
 // ReadQuality reads the quality blocks of a results file (none from a

@@ -46,18 +46,21 @@ func TestQualityLinesBesideRecords(t *testing.T) {
 	}
 }
 
-// A quality block is told from a record by its kind, however written.
-func TestIsQuality(t *testing.T) {
+// A line is a quality block by its exact key and value: a speed record
+// whose key is "KIND" or "Kind" stays a speed record.
+func TestQualityByExactKind(t *testing.T) {
 	for line, want := range map[string]bool{
-		`{"kind":"quality","model_id":"m"}`:    true,
-		`{"KIND":"quality"}`:                   true,
+		`{"kind":"quality","quality":{}}`:      true,
+		`{"KIND":"quality","avg_ts":5}`:        false,
+		`{"Kind":"quality","avg_ts":5}`:        false,
+		`{"kind":"Quality","avg_ts":5}`:        false,
 		`{"kind":"qu\u0061lity"}`:              true,
+		`{"kind":5,"x":"quality"}`:             false,
 		`{"key":"m|p=0","test":"quality"}`:     false,
 		`{"key":"m|p=0","model_id":"quality"}`: false,
-		`{"kind":"Quality"}`:                   false,
 	} {
 		if got := isQuality([]byte(line)); got != want {
-			t.Errorf("%s: %v, want %v", line, got, want)
+			t.Errorf("%s: %v", line, got)
 		}
 	}
 }

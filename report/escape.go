@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Output that a spreadsheet, a Markdown viewer or a database reads is
@@ -15,11 +16,31 @@ import (
 // & would start raw HTML, a newline the row.
 var mdReplacer = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;", "\n", " ", "\r", " ")
 
+// printable is s as a terminal shows it and does nothing else: a
+// control character a file carried (ESC, which starts a terminal's
+// commands, BEL, a C1 control) is U+FFFD. Newlines and tabs are kept.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return unicode.ReplacementChar
+		}
+		return r
+	}, s)
+}
+
+func isControl(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }
+
+// mdText is a Markdown cell's text: inert, and printable.
+func mdText(s string) string { return mdReplacer.Replace(printable(s)) }
+
 // mdRow is a Markdown table row of cells.
 func mdRow(cells []string) string {
 	esc := make([]string, len(cells))
 	for i, c := range cells {
-		esc[i] = mdReplacer.Replace(c)
+		esc[i] = mdText(c)
 	}
 	return "| " + strings.Join(esc, " | ") + " |"
 }

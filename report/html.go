@@ -83,6 +83,17 @@ const (
 
 // modelName is a model as a legend names it: the sweep's name, or the
 // file's name without its folder and extension.
+// shownModel is a model as the charts name it (modelName, then its type
+// when the name lacks it), for the report's lists and tables: the name
+// the user gave, never the cache's hashed file name.
+func shownModel(r *record.Record) string {
+	name := modelName(r)
+	if t := r.ModelFileType; t != "" && !strings.Contains(strings.ToLower(name), strings.ToLower(t)) {
+		name += " " + t
+	}
+	return name
+}
+
 func modelName(r *record.Record) string {
 	id := cmp.Or(r.ModelID, r.ModelFile, r.ModelType)
 	if strings.ContainsRune(id, '/') || strings.HasSuffix(id, ".gguf") {
@@ -399,7 +410,7 @@ func attentionHTML(b *strings.Builder, recs []record.Record) {
 			b.WriteString("<h2>Needs attention</h2>\n<ul>\n")
 			first = false
 		}
-		fmt.Fprintf(b, "<li><b>%s %s</b>: %s</li>\n", esc(tableModel(r)), esc(llamaTest(r)), esc(strings.Join(whys, "; ")))
+		fmt.Fprintf(b, "<li><b>%s %s</b>: %s</li>\n", esc(shownModel(r)), esc(llamaTest(r)), esc(strings.Join(whys, "; ")))
 	}
 	if !first {
 		b.WriteString("</ul>\n")
@@ -447,8 +458,13 @@ func verdictsHTML(b *strings.Builder, recs []record.Record) {
 			continue
 		}
 		n++
-		fmt.Fprintf(b, "<tr><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%.2f</td><td>%.2f</td><td>%.0f%%</td><td class=\"l\">%s</td><td class=\"l\">%s</td></tr>\n",
-			esc(label(&recs[i])), esc(recs[i].Test), recs[i].AvgTs, a.CeilingTs, 100*a.Efficiency, esc(a.Verdict), esc(a.Why))
+		// No ceiling known is unknown, not 0 t/s and 0%: its why says so.
+		ceiling, eff := `<td title="no ceiling known">—</td>`, `<td title="no ceiling known">—</td>`
+		if a.CeilingTs > 0 {
+			ceiling, eff = fmt.Sprintf("<td>%.2f</td>", a.CeilingTs), fmt.Sprintf("<td>%.0f%%</td>", 100*a.Efficiency)
+		}
+		fmt.Fprintf(b, "<tr><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%.2f</td>%s%s<td class=\"l\">%s</td><td class=\"l\">%s</td></tr>\n",
+			esc(shownModel(&recs[i])), esc(recs[i].Test), recs[i].AvgTs, ceiling, eff, esc(a.Verdict), esc(a.Why))
 	}
 	b.WriteString("</table>\n")
 	if n == 0 {

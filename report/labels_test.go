@@ -2,9 +2,13 @@ package report
 
 import (
 	"fmt"
+	"html"
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The charts say what they show without a hover: the roofline's points
@@ -64,5 +68,36 @@ func TestManySeriesTellApart(t *testing.T) {
 	}
 	if len(styles) != 12 || strings.Count(svg, `stroke-width="3" stroke-dasharray`) != 2 {
 		t.Errorf("%d distinct line styles, %d dashed legend marks:\n%s", len(styles), strings.Count(svg, `stroke-width="3" stroke-dasharray`), svg)
+	}
+}
+
+// A bar chart's labels never run together: level when they fit their
+// bars, else turned and, where bars are closer than a line, thinned.
+func TestBarLabelsApart(t *testing.T) {
+	text := regexp.MustCompile(`<text x="([0-9.]+)" y="[0-9]+" text-anchor="(middle|end)" font-size="9"( transform="rotate\(-45[^"]*")?>([^<]*)</text>`)
+	for _, n := range []int{3, 12, 24, 60, 200} {
+		labels := make([]string, n)
+		for i := range labels {
+			labels[i] = fmt.Sprintf("tiny-f16 q%d_0 pp%d @ d%d x%d", i%3+4, 64<<(i%4), 512*(i%5), 1<<(i%3))
+		}
+		parts := [][]float64{make([]float64, n), make([]float64, n)}
+		svg := stackedBars("split", "%", labels, parts, []string{"a", "b"}, true)
+		ms := text.FindAllStringSubmatch(svg, -1)
+		if len(ms) == 0 {
+			t.Fatalf("%d bars: no labels:\n%s", n, svg)
+		}
+		prev := math.Inf(-1)
+		for _, m := range ms {
+			x, _ := strconv.ParseFloat(m[1], 64)
+			need := 11.0 // a turned label's line
+			if m[3] == "" {
+				need = 5 * float64(utf8.RuneCountInString(html.UnescapeString(m[4])))
+			}
+			if x-prev < need {
+				t.Errorf("%d bars: label %q at %.1f, %.1f px after the one before (needs %.0f)", n, m[4], x, x-prev, need)
+				break
+			}
+			prev = x
+		}
 	}
 }

@@ -223,7 +223,7 @@ func Table(w, notes io.Writer, recs []record.Record, md bool) error {
 	if md {
 		// llama-bench's footer: the build the numbers are of.
 		r := &recs[0]
-		if _, err := fmt.Fprintf(w, "\nbuild: %s (%d)\n", r.BuildCommit, r.BuildNumber); err != nil {
+		if _, err := fmt.Fprintf(w, "\nbuild: %s (%d)\n", mdText(r.BuildCommit), r.BuildNumber); err != nil {
 			return err
 		}
 	}
@@ -238,9 +238,9 @@ func Table(w, notes io.Writer, recs []record.Record, md bool) error {
 func renderTable(cols []column, recs []record.Record, md bool, pad int) []string {
 	text := func(s string) string {
 		if md {
-			return mdReplacer.Replace(s)
+			return mdText(s)
 		}
-		return s
+		return printable(s)
 	}
 	rows := [][]string{make([]string, len(cols))}
 	for i, c := range cols {
@@ -477,7 +477,7 @@ func attention(w io.Writer, recs []record.Record, cols []column) error {
 		if n := more[why]; n > 0 {
 			note += fmt.Sprintf(" (and %d more: --wide)", n)
 		}
-		if _, err := fmt.Fprintln(w, strings.Join(wrap(note, noteWidth, "    "), "\n")); err != nil {
+		if _, err := fmt.Fprintln(w, strings.Join(wrap(printable(note), noteWidth, "    "), "\n")); err != nil {
 			return err
 		}
 	}

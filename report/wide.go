@@ -183,14 +183,14 @@ func Wide(w io.Writer, recs []record.Record) error {
 		}
 		var cells []string
 		for _, c := range columns {
-			cells = append(cells, c.value(&recs[i]))
+			cells = append(cells, printable(c.value(&recs[i])))
 		}
 		row(cells)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return footer(w, recs)
+	return footer(w, recs, printable)
 }
 
 // Markdown writes a GitHub-flavoured table, as llama-bench -o md does.
@@ -213,7 +213,7 @@ func wideMarkdown(w io.Writer, recs []record.Record) error {
 		}
 		fmt.Fprintln(w, mdRow(cells))
 	}
-	return footer(w, recs)
+	return footer(w, recs, mdText)
 }
 
 // footer names the build and hardware once, not on every row.
@@ -225,33 +225,41 @@ func noisy(r *record.Record) bool { return r.Noise != nil && len(r.Noise.Warning
 // their CI target.
 func imprecise(r *record.Record) bool { return r.CITargetMet != nil && !*r.CITargetMet }
 
-func footer(w io.Writer, recs []record.Record) error {
+func footer(out io.Writer, recs []record.Record, text func(string) string) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	// Its lines hold what files carried (a CPU's name, a failure's
+	// reason): each is made inert (text) before it is written.
+	var w strings.Builder
 	r := recs[0]
-	_, err := fmt.Fprintf(w, "\nbuild: llama.cpp %s (ollama %s), %s; cpu: %s (%s)\n", r.BuildCommit, r.OllamaVersion, r.Tool, r.CPUInfo, r.CPUFeatures)
+	fmt.Fprintf(&w, "\nbuild: llama.cpp %s (ollama %s), %s; cpu: %s (%s)\n", r.BuildCommit, r.OllamaVersion, r.Tool, r.CPUInfo, r.CPUFeatures)
 	for _, rec := range recs {
 		if rec.SamplingCostPct != nil {
-			fmt.Fprintf(w, "%s %s: sampling %s costs %.1f%% of raw decode t/s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, rec.Sampling, *rec.SamplingCostPct)
+			fmt.Fprintf(&w, "%s %s: sampling %s costs %.1f%% of raw decode t/s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, rec.Sampling, *rec.SamplingCostPct)
 		}
 		if rec.Status != "" && rec.Status != record.StatusOK {
-			fmt.Fprintf(w, "%s %s %s: %s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, rec.Status, rec.Reason)
+			fmt.Fprintf(&w, "%s %s %s: %s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, rec.Status, rec.Reason)
 		}
 		if noisy(&rec) {
 			for _, warning := range rec.Noise.Warnings {
-				fmt.Fprintf(w, "(!) %s %s: %s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, warning)
+				fmt.Fprintf(&w, "(!) %s %s: %s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, warning)
 			}
 		}
 		if imprecise(&rec) {
-			fmt.Fprintf(w, "(!) %s %s: -r auto did not reach its target of ±%.1f%% (±%.1f%% after %d repetitions): the mean is less precise than asked; rerun on a quiet machine or raise --max-reps\n",
+			fmt.Fprintf(&w, "(!) %s %s: -r auto did not reach its target of ±%.1f%% (±%.1f%% after %d repetitions): the mean is less precise than asked; rerun on a quiet machine or raise --max-reps\n",
 				cmp.Or(rec.ModelID, rec.ModelType), rec.Test, 100*rec.CITarget, 100*rec.CI95RepsTs/rec.AvgTs, rec.Reps)
 		}
 		if a := rec.Roofline; a != nil {
-			fmt.Fprintf(w, "%s %s: %s: %s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, a.Verdict, a.Why)
+			fmt.Fprintf(&w, "%s %s: %s: %s\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test, a.Verdict, a.Why)
 		} else if rec.IsCombined() && rec.OK() {
-			fmt.Fprintf(w, "%s %s: no roofline: a pp+tg test times prefill and decode together, whose ceilings differ (see the pp and tg tests)\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test)
+			fmt.Fprintf(&w, "%s %s: no roofline: a pp+tg test times prefill and decode together, whose ceilings differ (see the pp and tg tests)\n", cmp.Or(rec.ModelID, rec.ModelType), rec.Test)
 		}
 	}
-	return err
+	for _, l := range strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n") {
+		if _, err := fmt.Fprintln(out, text(l)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -43,6 +43,7 @@ type Merged struct {
 
 	firsts   []bits    // by file and line: the first record of its point (where the merged file has it)
 	own      []bits    // by file and line: a tokbench record as it stands (written as it is)
+	sums     []uint64  // by file: its lines' sum (lineSum), to find a file changed between the readings
 	chosenAt map[at]at // a point's first place, where its record kept is another (a requeued shard's)
 	have     *spill    // Check's: round 0 points by class and key, each measured (-1) or why not (an index of why), sorted
 	why      []Missing
@@ -120,11 +121,12 @@ func Merge(paths []string) (*Merged, error) {
 	var ids, haves spill
 	defer ids.close()
 	defer haves.close()
-	m.firsts, m.own = make([]bits, len(paths)), make([]bits, len(paths))
+	m.firsts, m.own, m.sums = make([]bits, len(paths)), make([]bits, len(paths)), make([]uint64, len(paths))
 	for f, path := range paths {
 		_, torn, err := record.EachLine(path, func(n int, text []byte) (read, error) {
 			return identify(path, n, text)
 		}, func(rd *read) error {
+			m.sums[f] += rd.sum
 			r := &rd.rec
 			here := at{int32(f), int32(rd.n)}
 			if rd.own {
@@ -279,6 +281,7 @@ type read struct {
 	n   int
 	identified
 	own bool
+	sum uint64 // lineSum
 }
 
 func identify(path string, n int, text []byte) (read, error) {
@@ -287,7 +290,23 @@ func identify(path string, n int, text []byte) (read, error) {
 		return read{}, err
 	}
 	class, key := r.Class(), r.Key.String()
-	return read{rec: r, n: n, identified: identified{class: class, id: hashID(identityOf(&r, class, key)), point: hashID(class + "|" + key)}, own: own}, nil
+	return read{rec: r, n: n, identified: identified{class: class, id: hashID(identityOf(&r, class, key)), point: hashID(class + "|" + key)}, own: own, sum: lineSum(n, text)}, nil
+}
+
+// lineSum is a line's share of its file's sum: the file's lines, each at
+// its place, summed (in any order: the lines are read on every core). A
+// file whose sum differs between the readings was changed in between.
+func lineSum(n int, text []byte) uint64 {
+	return maphash.Bytes(idSeeds[0], text) ^ uint64(n)*0x9e3779b97f4a7c15
+}
+
+// unchanged says, as an error, that the file read again is not the one
+// read first: its lines would not be those the merge chose.
+func (m *Merged) unchanged(f int, sum uint64) error {
+	if sum != m.sums[f] {
+		return point.Inputf("%s changed between merge's two readings (something wrote it meanwhile): nothing was written; merge again once nothing writes it", m.Paths[f])
+	}
+	return nil
 }
 
 // note keeps what Check, Threads and ShardCount need of a record: its
@@ -483,10 +502,12 @@ func (m *Merged) write(w *record.Writer) error {
 	})
 }
 
-// placed is a record read again to be written: its place and its line.
+// placed is a record read again to be written: its place and its line
+// (nil: not wanted), and the line's lineSum.
 type placed struct {
 	at   at
 	line record.Line
+	sum  uint64
 }
 
 // each reads the files again, giving the place and line of each record
@@ -495,26 +516,31 @@ type placed struct {
 // and encoded, on every core).
 func (m *Merged) each(want func(at) bool, fn func(at, record.Line) error) error {
 	for f, path := range m.Paths {
+		var sum uint64
 		if _, _, err := record.EachLine(path, func(n int, text []byte) (placed, error) {
-			here := at{int32(f), int32(n)}
+			here, s := at{int32(f), int32(n)}, lineSum(n, text)
 			switch {
 			case !want(here):
-				return placed{}, nil
+				return placed{sum: s}, nil
 			case m.own[f].get(here.n):
-				return placed{here, append(text, '\n')}, nil
+				return placed{here, append(text, '\n'), s}, nil
 			}
 			r, _, err := record.DecodeLine(path, n, text)
 			if err != nil {
 				return placed{}, err
 			}
 			line, err := record.EncodeLine(&r)
-			return placed{here, line}, err
+			return placed{here, line, s}, err
 		}, func(p *placed) error {
+			sum += p.sum
 			if p.line == nil {
 				return nil
 			}
 			return fn(p.at, p.line)
 		}); err != nil {
+			return err
+		}
+		if err := m.unchanged(f, sum); err != nil {
 			return err
 		}
 	}

@@ -241,3 +241,43 @@ func TestMergeKeepsTokbenchLines(t *testing.T) {
 		t.Errorf("%d records read back, duplicates %v", len(got), m.Duplicates)
 	}
 }
+
+// An input changed between merge's two readings (replaced by another
+// file, or rewritten in place with its lines swapped) is found: nothing is
+// written, and the output is as it was.
+func TestMergeFindsAnInputChanged(t *testing.T) {
+	dir := t.TempDir()
+	a := rec("m", 16, record.StatusOK, "cpu", "")
+	b := rec("m", 32, record.StatusOK, "cpu", "")
+	for name, change := range map[string]func(p string){
+		"replaced": func(p string) {
+			other := file(t, dir, "other.jsonl", b, a)
+			os.Rename(other, p)
+		},
+		"a line swapped": func(p string) {
+			lines, _ := os.ReadFile(p)
+			ls := strings.SplitAfter(string(lines), "\n")
+			writeFile(t, p, ls[1]+ls[0])
+		},
+		"a line edited": func(p string) {
+			lines, _ := os.ReadFile(p)
+			writeFile(t, p, strings.Replace(string(lines), `"avg_ts":0`, `"avg_ts":-1e300`, 1))
+		},
+	} {
+		in := file(t, dir, "in.jsonl", a, b)
+		out := filepath.Join(dir, "out.jsonl")
+		writeFile(t, out, "kept\n")
+		m, err := Merge([]string{in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		change(in)
+		if err := m.Write(out); err == nil || !strings.Contains(err.Error(), "changed between") {
+			t.Errorf("%s: %v", name, err)
+		}
+		if got, _ := os.ReadFile(out); string(got) != "kept\n" {
+			t.Errorf("%s: the output is now %q", name, got)
+		}
+		m.Close()
+	}
+}

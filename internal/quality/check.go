@@ -27,7 +27,7 @@ func (f Figures) Check() error {
 		name      string
 		v, lo, hi float64
 	}{
-		{"tokens", float64(f.Tokens), 0, math.MaxInt32},
+		{"tokens", float64(f.Tokens), 1, math.MaxInt32}, // an evaluation scores a token at least
 		{"kld.mean", k.Mean, 0, top},
 		{"kld.stderr", k.Stderr, 0, k.Mean * (1 + 1e-9)},
 		{"kld.median", k.Median, 0, top},

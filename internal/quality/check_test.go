@@ -27,7 +27,7 @@ func TestCheck(t *testing.T) {
 		"ln_ppl_ratio":        func(f *Figures) { f.LnPPLRatio = math.Inf(-1) },
 		"top1_stderr":         func(f *Figures) { f.Top1Stderr = 60 },
 		"ln_ppl_ratio_stderr": func(f *Figures) { f.LnPPLStderr = math.Inf(1) },
-		"tokens":              func(f *Figures) { f.Tokens = -1 },
+		"tokens":              func(f *Figures) { f.Tokens = 0 },
 	} {
 		f := good
 		edit(&f)
