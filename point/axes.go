@@ -1,7 +1,9 @@
 package point
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -74,6 +76,11 @@ func parseRange(item string) ([]int, error) {
 	a, err1 := strconv.Atoi(first)
 	b, err2 := strconv.Atoi(rest)
 	k, err3 := strconv.Atoi(step)
+	for _, err := range []error{err1, err2, err3} {
+		if errors.Is(err, strconv.ErrRange) {
+			return nil, fmt.Errorf("range %q: a number past 64 bits (at most %d)", item, math.MaxInt64)
+		}
+	}
 	if err1 != nil || err2 != nil || err3 != nil {
 		return nil, fmt.Errorf("%q is not a range (a-b, a-b+s, a-b*m)", item)
 	}
@@ -89,11 +96,17 @@ func parseRange(item string) ([]int, error) {
 		if len(out) > maxAxisLen {
 			return nil, fmt.Errorf("range %q has more than %d values", item, maxAxisLen)
 		}
+		// The next value past b ends the range, checked before it is
+		// made: near the 64-bit limit, making it would wrap around.
 		switch {
+		case op == '+' && v > b-k:
+			return out, nil
 		case op == '+':
 			v += k
 		case v == 0:
 			v = 1
+		case v > b/k:
+			return out, nil
 		default:
 			v *= k
 		}

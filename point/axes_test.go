@@ -2,6 +2,7 @@ package point
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +27,19 @@ func TestParseInts(t *testing.T) {
 		if _, err := ParseInts(bad); err == nil {
 			t.Errorf("ParseInts(%q) accepted", bad)
 		}
+	}
+}
+
+// A range near the 64-bit limit ends at its end, never wraps around; a
+// number past 64 bits says so.
+func TestRangeNearTheLimit(t *testing.T) {
+	max := "9223372036854775807"
+	for in, n := range map[string]int{"1-" + max + "*2": 63, max + "-" + max: 1, "9223372036854775800-" + max + "+5": 2, "0-" + max + "*1000000000000": 3} {
+		if v, err := ParseInts(in); err != nil || len(v) != n || v[len(v)-1] < 0 {
+			t.Errorf("%s: %v %v", in, v, err)
+		}
+	}
+	if _, err := ParseInts("1-99999999999999999999"); err == nil || !strings.Contains(err.Error(), "64 bits") {
+		t.Errorf("past 64 bits: %v", err)
 	}
 }

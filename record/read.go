@@ -185,7 +185,9 @@ func eachLine[T any](path string, work func(n int, text []byte) (T, error), each
 		err   error // the file's, after the items
 		done  chan struct{}
 	}
-	const batchLines = 256
+	// A batch ends at 256 lines or 1 MiB: the bytes in flight are bounded
+	// (a few batches a core), whatever the lines' size.
+	const batchLines, batchBytes = 256, 1 << 20
 	workers := runtime.GOMAXPROCS(0)
 	queued, order, stop := make(chan *batch, workers), make(chan *batch, 2*workers), make(chan struct{})
 	var end int64 // where the file's lines end: read once order is closed
@@ -195,13 +197,14 @@ func eachLine[T any](path string, work func(n int, text []byte) (T, error), each
 		defer close(queued)
 		for {
 			b := &batch{done: make(chan struct{})}
-			for len(b.items) < batchLines && b.err == nil {
+			for size := 0; len(b.items) < batchLines && size < batchBytes && b.err == nil; {
 				l, ok, err := sc.next()
 				if !ok {
 					b.err = err
 					break
 				}
 				l.text = bytes.Clone(l.text)
+				size += len(l.text)
 				b.items = append(b.items, item{l: l})
 			}
 			if len(b.items) == 0 && b.err == nil {

@@ -55,6 +55,7 @@ func writeClasses(w io.Writer, md bool, recs []record.Record, ref string, width 
 	}
 	var rows []*classRow
 	at := map[rowKey]*classRow{}
+	counts := map[*classRow][]int{}
 	classAt := map[string]int{}
 	for j, c := range classes {
 		if _, dup := classAt[c]; !dup {
@@ -76,8 +77,22 @@ func writeClasses(w io.Writer, md bool, recs []record.Record, ref string, width 
 			at[k] = x
 			rows = append(rows, x)
 		}
+		// A class's figure is the mean of its records, as a summary's of
+		// more than listCap is: the same records say the same whatever
+		// the file's size.
 		if j, ok := classAt[r.Class()]; ok {
-			x.ts[j] = r.AvgTs
+			if counts[x] == nil {
+				counts[x] = make([]int, len(classes))
+			}
+			x.ts[j] += r.AvgTs
+			counts[x][j]++
+		}
+	}
+	for x, n := range counts {
+		for j := range x.ts {
+			if n[j] > 0 {
+				x.ts[j] /= float64(n[j])
+			}
 		}
 	}
 	head := []string{"model", "test"}

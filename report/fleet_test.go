@@ -148,3 +148,26 @@ func TestFleetFileStreamed(t *testing.T) {
 		}
 	}
 }
+
+// A class's figure side by side is the mean of its records, whatever the
+// file's size (as the summary of a file past listCap gives it), never
+// its last record's.
+func TestFleetClassIsItsMean(t *testing.T) {
+	var recs []record.Record
+	for i, c := range []struct {
+		cpu string
+		ts  float64
+	}{{"Alpha", 100}, {"Alpha", 1000}, {"Beta", 500}} {
+		r := record.Record{Test: "tg128", Status: record.StatusOK, ModelID: "m"}
+		r.Backend, r.CPUInfo, r.AvgTs, r.Key.Model, r.Key.NGen = "CPU", c.cpu, c.ts, "m", 128
+		r.HostName = fmt.Sprint(i)
+		recs = append(recs, r)
+	}
+	var b strings.Builder
+	if err := writeClasses(&b, false, recs, "", fleetWidth); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "550.00") || strings.Contains(b.String(), "1000.00") {
+		t.Errorf("class Alpha is not the mean of 100 and 1000:\n%s", b.String())
+	}
+}

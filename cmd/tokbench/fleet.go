@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"os"
@@ -88,17 +89,24 @@ func doFleetSlurm(c *cli.Context) error {
 	if j.Results, err = filepath.Abs(j.Results); err != nil {
 		return err
 	}
-	// Slurm opens each task's log there before the script runs: the
-	// folder must exist (on the shared file system) at submission.
-	if err := os.MkdirAll(j.Results, 0o755); err != nil {
-		return fmt.Errorf("results folder: %w", err)
-	}
 	if j.Tokbench = c.String("tokbench"); j.Tokbench == "" {
 		if j.Tokbench, err = os.Executable(); err != nil {
 			return err
 		}
 	}
-	return fleet.Slurm{Job: j, Partition: c.String("partition"), Gres: c.String("gres"), Time: c.String("time"), CPUs: c.Int("cpus")}.Write(os.Stdout)
+	// The script is made (and its values checked) first; then the
+	// folder, which Slurm opens each task's log in before the script runs
+	// (on the shared file system, at submission): a refused value makes
+	// nothing.
+	var script bytes.Buffer
+	if err := (fleet.Slurm{Job: j, Partition: c.String("partition"), Gres: c.String("gres"), Time: c.String("time"), CPUs: c.Int("cpus")}).Write(&script); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(j.Results, 0o755); err != nil {
+		return fmt.Errorf("results folder: %w", err)
+	}
+	_, err = script.WriteTo(os.Stdout)
+	return err
 }
 
 func doFleetK8s(c *cli.Context) error {

@@ -114,6 +114,14 @@ func TestFleetShardsMerge(t *testing.T) {
 			t.Errorf("%v: exit %d %s; want 2 and %q", c.args, r.code, r.stderr, c.want)
 		}
 	}
+	// A refused value makes no results folder.
+	none := filepath.Join(dir, "never-made")
+	if r := tokbench(t, "fleet", "slurm", "--spec", spec, "--shards", "2", "--results", none, "--partition", "a b;rm"); r.code != 2 {
+		t.Errorf("a refused partition: exit %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(none); err == nil {
+		t.Errorf("fleet slurm made %s for a job it refused", none)
+	}
 	// Two hardware classes in one file: side by side in the report, one
 	// baseline each.
 	data, _ := os.ReadFile(whole)

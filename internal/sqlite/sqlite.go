@@ -66,12 +66,23 @@ type querier interface {
 // tableInfo says whether name is a table tokbench can read or link to: a
 // real table (not a view, whose query would be the file's; not a virtual
 // table, whose module would run), and whether its rows have rowids.
+//
+// It asks with PRAGMA statements, never their table-valued functions: a
+// view the file defines named pragma_table_list would answer for them.
 func tableInfo(ctx context.Context, q querier, name string) (kind string, withoutRowid bool, err error) {
-	err = q.QueryRowContext(ctx, "SELECT type, wr FROM pragma_table_list WHERE schema = 'main' AND name = ? COLLATE NOCASE", name).Scan(&kind, &withoutRowid)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
+	rows, err := q.QueryContext(ctx, "PRAGMA main.table_list("+quote(name)+")")
+	if err != nil {
+		return "", false, err
 	}
-	return kind, withoutRowid, err
+	defer rows.Close()
+	for rows.Next() {
+		var schema, n string
+		var ncol, strict int
+		if err := rows.Scan(&schema, &n, &kind, &ncol, &withoutRowid, &strict); err != nil {
+			return "", false, err
+		}
+	}
+	return kind, withoutRowid, rows.Err()
 }
 
 // HasTable says whether the database has a table of this name.
@@ -163,18 +174,22 @@ func bounded(err error) error {
 
 // columns lists a table's columns, generated and hidden ones left out.
 func columns(ctx context.Context, q querier, table string) ([]string, error) {
-	rows, err := q.QueryContext(ctx, "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", table)
+	rows, err := q.QueryContext(ctx, "PRAGMA main.table_xinfo("+quote(table)+")")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var cols []string
 	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
+		var cid, notNull, pk, hidden int
+		var c, typ string
+		var dflt any
+		if err := rows.Scan(&cid, &c, &typ, &notNull, &dflt, &pk, &hidden); err != nil {
 			return nil, err
 		}
-		cols = append(cols, c)
+		if hidden == 0 {
+			cols = append(cols, c)
+		}
 	}
 	return cols, rows.Err()
 }

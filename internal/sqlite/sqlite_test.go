@@ -123,3 +123,31 @@ func TestAppendRunsNothingOfTheFile(t *testing.T) {
 		}
 	}
 }
+
+// A view the file defines under the name of a pragma's table-valued
+// function answers nothing tokbench asks: the view of llama_bench is
+// still a view.
+func TestPragmasNotShadowed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db.sqlite")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE t (avg_ts REAL); INSERT INTO t VALUES (1); CREATE VIEW llama_bench AS SELECT * FROM t; " +
+		"CREATE VIEW pragma_table_list AS SELECT 'main' AS schema, 'llama_bench' AS name, 'table' AS type, 1 AS ncol, 0 AS wr, 0 AS strict;"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	r, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.ReadTable("llama_bench"); err == nil || !strings.Contains(err.Error(), "view") {
+		t.Errorf("read a view as a table: %v", err)
+	}
+	bench := Table{Name: "llama_bench", Cols: []Column{{"avg_ts", "REAL"}}, Rows: [][]any{{1.5}}}
+	if err := Append(context.Background(), path, bench); err == nil || !strings.Contains(err.Error(), "another database") {
+		t.Errorf("appended to a view: %v", err)
+	}
+}
