@@ -257,15 +257,52 @@ func (f *File) point(identity, test, model string) *Point {
 }
 
 // software is what a run was measured with, recorded beside the class:
-// the newest run's.
-type software struct{ llama, ollama, tool string }
+// the newest run's. Its build's features (the ISA it was compiled for,
+// and its options: LLAMAFILE, OPENMP, REPACK) are part of it: the same
+// commit built another way runs other kernels.
+type software struct{ llama, ollama, tool, features string }
 
-func softwareOf(r *record.Record) software { return software{r.BuildCommit, r.OllamaVersion, r.Tool} }
+func softwareOf(r *record.Record) software {
+	return software{r.BuildCommit, r.OllamaVersion, r.Tool, r.CPUFeatures}
+}
+
+func (s software) fields() map[string]string {
+	return map[string]string{"llama.cpp": s.llama, "ollama": s.ollama, "tokbench": s.tool, "cpu_features": s.features}
+}
 
 func (f *File) setSoftware(s software) {
-	if f.Software["llama.cpp"] != s.llama || f.Software["ollama"] != s.ollama || f.Software["tokbench"] != s.tool {
-		f.Software = map[string]string{"llama.cpp": s.llama, "ollama": s.ollama, "tokbench": s.tool}
+	if !maps.Equal(f.Software, s.fields()) {
+		f.Software = s.fields()
 	}
+}
+
+// BuildChanged says how the build of recs differs from the baseline's
+// ("" where it is the same): another llama.cpp, ollama or tokbench, or
+// the same built with other features (a baseline made before tokbench
+// recorded them has none, and differs from any build that has). Their
+// differences are the build's: not regressions a baseline can call.
+func BuildChanged(f *File, recs []record.Record) string {
+	for i := range recs {
+		if !recs[i].OK() {
+			continue
+		}
+		now := softwareOf(&recs[i]).fields()
+		var diff []string
+		for _, k := range []string{"llama.cpp", "ollama", "tokbench", "cpu_features"} {
+			if was := f.Software[k]; was != now[k] && (k != "llama.cpp" || !sameBuild(was, now[k])) {
+				diff = append(diff, fmt.Sprintf("%s %q, now %q", k, was, now[k]))
+			}
+		}
+		return strings.Join(diff, "; ")
+	}
+	return ""
+}
+
+// sameBuild says two build commits name one build (tokbench's earlier
+// records have 9 hex digits where llama-bench writes 8).
+func sameBuild(a, b string) bool {
+	n := min(len(a), len(b), 8)
+	return n > 0 && a[:n] == b[:n]
 }
 
 func (p *Point) add(host string, when time.Time, samples []float64, minEffect float64) {

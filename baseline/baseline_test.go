@@ -173,3 +173,38 @@ func TestHistoryBounded(t *testing.T) {
 		}
 	}
 }
+
+// Results of another build than the baseline's say how it differs: a
+// commit, a version, or the same commit built with other features (a
+// baseline that kept none differs from any build that has them); a
+// commit's 9 digits and 8 name one build.
+func TestBuildChanged(t *testing.T) {
+	r := record.Record{Status: record.StatusOK}
+	r.BuildCommit, r.OllamaVersion, r.Tool, r.CPUFeatures = "ec98e200", "v0.17.4", "tokbench 0.3.0", "AVX2 LLAMAFILE OPENMP REPACK"
+	f := NewFile("cpu-x")
+	f.setSoftware(softwareOf(&r))
+	if c := BuildChanged(f, []record.Record{r}); c != "" {
+		t.Errorf("the same build: %s", c)
+	}
+	nine := r
+	nine.BuildCommit = "ec98e2002"
+	if c := BuildChanged(f, []record.Record{nine}); c != "" {
+		t.Errorf("9 digits of the same commit: %s", c)
+	}
+	for name, edit := range map[string]func(*record.Record){
+		"cpu_features": func(r *record.Record) { r.CPUFeatures = "AVX2 LLAMAFILE" },
+		"tokbench":     func(r *record.Record) { r.Tool = "tokbench 0.2.0" },
+		"llama.cpp":    func(r *record.Record) { r.BuildCommit = "deadbeef" },
+	} {
+		o := r
+		edit(&o)
+		if c := BuildChanged(f, []record.Record{o}); !strings.Contains(c, name) {
+			t.Errorf("%s changed: %q", name, c)
+		}
+	}
+	old := NewFile("cpu-x")
+	old.Software = map[string]string{"llama.cpp": "ec98e200", "ollama": "v0.17.4", "tokbench": "tokbench 0.3.0"}
+	if c := BuildChanged(old, []record.Record{r}); !strings.Contains(c, "cpu_features") {
+		t.Errorf("a baseline without features: %q", c)
+	}
+}

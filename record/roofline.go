@@ -7,7 +7,7 @@ import (
 
 // Device is what the record ran on, for choosing its ceilings.
 func (r *Record) Device() roofline.Device {
-	return roofline.Device{Class: r.Class(), Backend: r.Backend, GPU: r.GPUInfo, NVML: r.nvml(), Threads: r.Threads}
+	return roofline.Device{Class: r.Class(), Backend: r.Backend, GPU: r.GPUInfo, NVML: r.nvml(), Threads: r.Threads, Build: r.CPUFeatures}
 }
 
 // RooflineInputs describe the record's test to the roofline.

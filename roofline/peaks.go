@@ -15,6 +15,9 @@ type Device struct {
 	GPU     string   // the GPU's name, if a GPU did the work
 	NVML    *gpu.GPU // what NVML says of it, if it was there
 	Threads int      // the CPU threads that did the work
+	// Build is the build that did it (its cpu_features): a probe of
+	// another build's kernels is not its ceiling ("" any).
+	Build string
 }
 
 // ProbeName is what the device's probe is kept under: its class, and on
@@ -48,7 +51,7 @@ func PeaksFor(d Device, dir string) (Peaks, error) {
 	if err != nil {
 		return Peaks{}, err
 	}
-	if p != nil {
+	if p != nil && p.Of(d.Build) {
 		return p.Peaks(), nil
 	}
 	if d.OnCPU() {
@@ -81,7 +84,8 @@ type Cache struct {
 
 // Peaks is PeaksFor, once per class.
 func (c *Cache) Peaks(d Device) (Peaks, error) {
-	if pk, ok := c.peaks[d.ProbeName()]; ok {
+	key := d.ProbeName() + "|" + d.Build
+	if pk, ok := c.peaks[key]; ok {
 		return pk, nil
 	}
 	pk, err := PeaksFor(d, c.Dir)
@@ -91,6 +95,6 @@ func (c *Cache) Peaks(d Device) (Peaks, error) {
 	if c.peaks == nil {
 		c.peaks = map[string]Peaks{}
 	}
-	c.peaks[d.ProbeName()] = pk
+	c.peaks[key] = pk
 	return pk, nil
 }

@@ -35,7 +35,16 @@ type Probe struct {
 	// and how much): its ceilings may be low. The next run on a quiet
 	// machine probes again.
 	Busy string `json:"busy,omitempty"`
+	// Build is the build whose kernels were timed (its cpu_features: the
+	// ISA and the options, REPACK and OPENMP among them): another build's
+	// products run other kernels, and are probed again.
+	Build string `json:"build,omitempty"`
 }
+
+// Of says whether the probe may be build's: it is, or either is unknown
+// (a probe made before probes said their build is read as it is; a run
+// probes it again, EnsureProbe).
+func (p *Probe) Of(build string) bool { return build == "" || p.Build == "" || p.Build == build }
 
 // Merge keeps the better of two probes of one class, figure by figure: a
 // ceiling is the most the machine was seen to reach, and a busy machine

@@ -174,6 +174,11 @@ func doBaselineCompare(c *cli.Context) error {
 	if err := report.QualityComparison(os.Stdout, qrows); err != nil {
 		return err
 	}
+	if change := baseline.BuildChanged(f, recs); change != "" && len(rows) > 0 {
+		// Another build is not a regression of this one, whatever moved.
+		return cli.Exit(fmt.Sprintf("tokbench: the build changed since the baseline (%s): the differences above are the build's, not regressions; "+
+			"make a baseline of this build (tokbench baseline create --dir NEW ...), or compare the builds with tokbench compare", change), exitNothingCompared)
+	}
 	var bad []string
 	if b := baseline.Regressions(rows); len(b) > 0 {
 		bad = append(bad, fmt.Sprintf("significant regression (p < %g, at least %.0f%% slower): %s", c.Float64("alpha"), 100*c.Float64("min-effect"), strings.Join(b, "; ")))

@@ -19,7 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-var version = "0.2.0"
+var version = "0.3.0"
 
 // Exit codes: 0 ok, 1 failure, 2 bad input (flags, values), 3 nothing
 // compared, 130 interrupted.

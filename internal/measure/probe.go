@@ -204,10 +204,11 @@ func probeDevice(env Env, idx, threads int, o probeOptions, dir string, log func
 	if err != nil {
 		return nil, "", err
 	}
+	p.Build = env.CPUFeatures
 	// A busy probe keeps the better figures of the one it replaces; a
 	// probe of some types keeps the others' figures (and, timing the
 	// types alone, the bandwidth).
-	if old, _ := roofline.LoadProbe(dir, roofline.ProbeName(class, threads)); old != nil {
+	if old, _ := roofline.LoadProbe(dir, roofline.ProbeName(class, threads)); old != nil && old.Build == p.Build {
 		if !o.bandwidth {
 			p.BWGBs, p.BWRuns, p.ReadBWGBs, p.ReadCurve, p.Busy = old.BWGBs, old.BWRuns, old.ReadBWGBs, old.ReadCurve, cmp.Or(p.Busy, old.Busy)
 		}
@@ -286,6 +287,12 @@ func EnsureProbe(env Env, p point.Point, types []string, dir string, within time
 	d := env.Device(p)
 	name := d.ProbeName()
 	old, err := roofline.LoadProbe(dir, name)
+	if old != nil && old.Build != d.Build {
+		// Another build's kernels (or one that did not say): probed again
+		// whole, not carried over.
+		log(fmt.Sprintf("the ceilings of %s were probed with another build (%s; this one is %s): probing again", name, cmp.Or(old.Build, "one that did not say"), d.Build))
+		old = nil
+	}
 	var missing []string
 	if old != nil {
 		for _, t := range types {

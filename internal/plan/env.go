@@ -102,7 +102,7 @@ func appendNew(xs []string, s string) []string {
 // Device is what p runs on, for choosing its ceilings.
 func (env Env) Device(p point.Point) roofline.Device {
 	_, backend, gpus := env.backends(p.NGPULayers)
-	d := roofline.Device{Backend: backend, GPU: gpus, Threads: p.Threads}
+	d := roofline.Device{Backend: backend, GPU: gpus, Threads: p.Threads, Build: env.CPUFeatures}
 	if len(env.GPUs) > 0 {
 		d.NVML = &env.GPUs[0]
 	}
