@@ -2,10 +2,12 @@ package baseline
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tokbench/tokbench/gpu"
 	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
@@ -207,4 +209,31 @@ func TestBuildChanged(t *testing.T) {
 	if c := BuildChanged(old, []record.Record{r}); !strings.Contains(c, "cpu_features") {
 		t.Errorf("a baseline without features: %q", c)
 	}
+}
+
+// A baseline file is data: a null point or quality figure, or a figure no
+// run gives, is a clean error naming it; "points": null is no points.
+func TestBaselineFileChecked(t *testing.T) {
+	dir := t.TempDir()
+	head := `{"version": 2, "class": "cpu-x", "software": {}, "updated": "2026-01-01T00:00:00Z", `
+	for body, want := range map[string]string{
+		`"points": {"a": null}}`: "is null",
+		`"points": {"a": {"test": "tg", "median_ts": -1, "samples_ts": [1]}}}`:                               "a figure of -1",
+		`"points": {"a": {"test": "tg", "median_ts": 5, "expected_low_ts": 9, "expected_high_ts": 3}}}`:      "upside down",
+		`"points": {}, "quality": {"q": null}}`:                                                              "quality",
+		`"points": {}, "quality": {"q": {"figures": {"tokens": 5, "kld": {"mean": 0.1, "stderr": 1e300}}}}}`: "kld.stderr",
+	} {
+		os.WriteFile(gpu.ClassFile(dir, "cpu-x"), []byte(head+body), 0o644)
+		if _, err := Load(dir, "cpu-x"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+	os.WriteFile(gpu.ClassFile(dir, "cpu-x"), []byte(head+`"points": null}`), 0o644)
+	f, err := Load(dir, "cpu-x")
+	if err != nil || f == nil || f.Points == nil {
+		t.Fatalf("points null: %v %v", f, err)
+	}
+	r := record.Record{Status: record.StatusOK, Test: "tg16"}
+	r.SamplesTs, r.AvgTs = []float64{10, 11}, 10.5
+	f.Add(&r, 0.02) // no panic: a file without points takes new ones
 }

@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/internal/safefile"
+	"github.com/tokbench/tokbench/point"
 	"github.com/tokbench/tokbench/record"
 )
 

@@ -135,3 +135,30 @@ func TestNeverOverOthers(t *testing.T) {
 		}
 	}
 }
+
+// One writer a folder: a second lock is refused at once, the first's
+// release lets the next in, and a folder made for the lock and left empty
+// is removed.
+func TestLockDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "baselines")
+	release, err := LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockDir(dir); err == nil || !strings.Contains(err.Error(), "another tokbench") {
+		t.Errorf("a second writer: %v", err)
+	}
+	release()
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("the folder made for the lock was left behind")
+	}
+	os.Mkdir(dir, 0o755)
+	again, err := LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again()
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("a folder the user had was removed: %v", err)
+	}
+}
