@@ -15,6 +15,7 @@ import (
 
 	"github.com/tokbench/tokbench/engine"
 	"github.com/tokbench/tokbench/internal/halt"
+	"github.com/tokbench/tokbench/internal/safefile"
 	"github.com/tokbench/tokbench/point"
 	"github.com/urfave/cli/v2"
 )
@@ -85,10 +86,11 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "tokbench:", err)
 	}
 	var ie *point.InputError
+	var refused *safefile.Refused // an output or folder tokbench will not write
 	switch {
 	case errors.Is(err, engine.ErrCanceled) || errors.Is(err, errInterrupted) || errors.Is(err, syscall.EPIPE) || ctx.Err() != nil:
 		return exitInterrupted
-	case errors.As(err, &ie):
+	case errors.As(err, &ie), errors.As(err, &refused):
 		return exitUsage
 	}
 	return exitFail

@@ -58,9 +58,15 @@ func TestFilesMixWithLlamaBench(t *testing.T) {
 		t.Errorf("compare: exit %d\n%s%s", c.code, c.stdout, c.stderr)
 	}
 
-	// A side of two runs: both pooled, the side named by its first.
-	if c := tokbench(t, "compare", lb+","+lb, tb, "-o", "json"); c.code != 0 || !strings.Contains(c.stdout, `"a": "lb.json +1"`) || !strings.Contains(c.stdout, `"a_runs": 2`) {
+	// A side of two runs: both pooled, the side named by its first; one
+	// file given twice is not two runs.
+	lb2 := filepath.Join(dir, "lb2.json")
+	os.WriteFile(lb2, llamaBenchOf(t, r.stdout, "abcd1234"), 0o644)
+	if c := tokbench(t, "compare", lb+","+lb2, tb, "-o", "json"); c.code != 0 || !strings.Contains(c.stdout, `"a": "lb.json +1"`) || !strings.Contains(c.stdout, `"a_runs": 2`) {
 		t.Errorf("compare of runs: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+	if c := tokbench(t, "compare", lb+","+lb, tb); c.code != 2 || !strings.Contains(c.stderr, "names one file twice") {
+		t.Errorf("compare of one file twice: exit %d\n%s", c.code, c.stderr)
 	}
 
 	// llama-bench's SQL (tokbench writes it from llama-bench's file) made

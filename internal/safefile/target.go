@@ -7,9 +7,15 @@ import (
 	"os"
 	"sync"
 	"syscall"
-
-	"github.com/tokbench/tokbench/point"
 )
+
+// Refused is an output tokbench will not write, or a folder another
+// writer holds: the user's to change (a command exits 2 for it).
+type Refused struct{ msg string }
+
+func (e *Refused) Error() string { return e.msg }
+
+func refused(format string, a ...any) error { return &Refused{fmt.Sprintf(format, a...)} }
 
 // CheckOut says, before anything is measured or read, whether path may
 // be an output: a new name or a regular file (replaced whole); with
@@ -17,15 +23,15 @@ import (
 // reads (/dev/stdout into a pipe, a FIFO with its reader), written
 // through as it is, never renamed over or locked. Anything else (a block
 // device, a folder, a socket, a FIFO no program reads: opening it would
-// wait for one) is an error that says what it is (a point.InputError:
-// the user's to change).
+// wait for one) is an error that says what it is (a Refused: the user's
+// to change).
 func CheckOut(path string, through bool) error {
 	t, err := kindOf(path)
 	switch {
 	case err != nil:
 		return err
 	case t && !through:
-		return point.Inputf("%s is %s: this output (results written as they come and read back, or a model) goes only to a regular file; give a file's path", path, kindName(path))
+		return refused("%s is %s: this output (results written as they come and read back, or a model) goes only to a regular file; give a file's path", path, kindName(path))
 	case t:
 		// A pipe is opened now and kept open until it is written: its
 		// reader must not see an end before the output comes.
@@ -58,7 +64,7 @@ func kindOf(path string) (through bool, err error) {
 	case m&fs.ModeCharDevice != 0, m&fs.ModeNamedPipe != 0:
 		return true, nil
 	default:
-		return false, point.Inputf("%s is %s: tokbench writes an output to a regular file (or through to a character device or a pipe), "+
+		return false, refused("%s is %s: tokbench writes an output to a regular file (or through to a character device or a pipe), "+
 			"never over anything else; give a file's path", path, kindName(path))
 	}
 }
@@ -95,7 +101,7 @@ func openThrough(path string) (*os.File, error) {
 	}
 	f, err := os.OpenFile(path, flags, 0)
 	if errors.Is(err, syscall.ENXIO) {
-		return nil, point.Inputf("%s is a pipe that no program reads: start its reader first, or give a file's path", path)
+		return nil, refused("%s is a pipe that no program reads: start its reader first, or give a file's path", path)
 	}
 	return f, err
 }
@@ -119,7 +125,7 @@ func LockDir(dir string) (release func(), err error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, point.Inputf("%s is being written by another tokbench (baseline create): wait for it to end, or give another folder", dir)
+			return nil, refused("%s is being written by another tokbench (baseline create): wait for it to end, or give another folder", dir)
 		}
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
