@@ -106,3 +106,37 @@ func TestBuilderRefusesABadBaselineFirst(t *testing.T) {
 		t.Fatal("a class with quality figures only was let through")
 	}
 }
+
+// The builder's descriptors are a fixed number whatever the classes: 600
+// classes' runs wait in spillFiles files, each read once, and every class
+// is built from them.
+func TestBuilderDescriptorsBounded(t *testing.T) {
+	fds := func() int { e, _ := os.ReadDir("/proc/self/fd"); return len(e) }
+	if fds() == 0 {
+		t.Skip("no /proc/self/fd")
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	before := fds()
+	b := NewBuilder(t.TempDir())
+	defer b.Close()
+	const classes = 600
+	for c := range classes {
+		r := record.Record{Status: record.StatusOK, Test: "tg16"}
+		r.Backend, r.CPUInfo, r.SamplesTs = "CPU", fmt.Sprintf("Model %03d", c), []float64{10, 11}
+		if err := b.Add(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if open := fds() - before; open > spillFiles {
+		t.Errorf("%d descriptors open for %d classes, more than %d", open, classes, spillFiles)
+	}
+	for _, class := range b.Classes() {
+		f, err := b.Build(class, 0.02)
+		if err != nil || len(f.Points) != 1 {
+			t.Fatalf("%s: %v %v", class, f, err)
+		}
+	}
+	if len(b.Classes()) != classes {
+		t.Errorf("%d classes built of %d", len(b.Classes()), classes)
+	}
+}

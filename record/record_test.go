@@ -212,3 +212,26 @@ func TestExtraFieldsBounded(t *testing.T) {
 		t.Errorf("written back: %v %s", err, b)
 	}
 }
+
+// A record claiming a spread no measurement gives is refused where it is
+// read, its line named: a process_cv of 1e300 would let any change
+// through a comparison's gate.
+func TestClaimedSpreadRefused(t *testing.T) {
+	for field, v := range map[string]string{"process_cv": "1e300", "cv": "50", "ci95_ts": "-1", "ci95_reps_ts": "1e300"} {
+		path := filepath.Join(t.TempDir(), "r.jsonl")
+		r := Record{Key: point.Key{Model: "m", NGen: 16}, Test: "tg16", Status: StatusOK}
+		r.AvgTs, r.SamplesTs = 10.5, []float64{10, 11}
+		if err := Append(path, r); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(path)
+		edited := strings.Replace(string(b), `"`+field+`":0,`, `"`+field+`":`+v+`,`, 1)
+		if edited == string(b) {
+			t.Fatalf("no %s field in %s", field, b)
+		}
+		os.WriteFile(path, []byte(edited), 0o644)
+		if _, _, _, err := Read(path); err == nil || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("%s %s: %v", field, v, err)
+		}
+	}
+}

@@ -68,6 +68,14 @@ func TestFilesMixWithLlamaBench(t *testing.T) {
 	if c := tokbench(t, "compare", lb+","+lb, tb); c.code != 2 || !strings.Contains(c.stderr, "names one file twice") {
 		t.Errorf("compare of one file twice: exit %d\n%s", c.code, c.stderr)
 	}
+	// CSV keeps a test's mean alone: two of them test nothing, and say so
+	// (exit 3), however far apart.
+	lbCSV, tbCSV := filepath.Join(dir, "lb.csv"), filepath.Join(dir, "tb.csv")
+	tokbench(t, "report", lb, "-o", "csv", "--out", lbCSV)
+	tokbench(t, "report", tb, "-o", "csv", "--out", tbCSV)
+	if c := tokbench(t, "compare", lbCSV, tbCSV); c.code != 3 || !strings.Contains(c.stderr, "could be tested") {
+		t.Errorf("compare of two CSV files: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
 
 	// llama-bench's SQL (tokbench writes it from llama-bench's file) made
 	// into a database, tokbench's records appended beside.
