@@ -49,8 +49,8 @@ static double tb_probe_time(ggml_backend_t be, struct ggml_cgraph *g, int iters,
 // by ggml's graph allocator.
 typedef struct {
     ggml_backend_t be;
-    struct ggml_context *data, *ops;
-    ggml_backend_buffer_t buf;
+    struct ggml_context *data, *ops, *packed;
+    ggml_backend_buffer_t buf, packed_buf;
     ggml_gallocr_t galloc;
 } tb_probe;
 
@@ -68,6 +68,8 @@ static int tb_probe_open(tb_probe *p, int dev, int threads) {
 static void tb_probe_close(tb_probe *p) {
     if (p->galloc) ggml_gallocr_free(p->galloc);
     if (p->buf) ggml_backend_buffer_free(p->buf);
+    if (p->packed_buf) ggml_backend_buffer_free(p->packed_buf);
+    if (p->packed) ggml_free(p->packed);
     if (p->ops) ggml_free(p->ops);
     if (p->data) ggml_free(p->data);
     if (p->be) ggml_backend_free(p->be);
@@ -133,12 +135,66 @@ double tb_probe_copy(int dev, int threads, int64_t n, int iters, double budget) 
     return secs;
 }
 
+// tb_probe_packed puts a k x m weight of type wtype where a model's
+// weights go on a CPU: the CPU_REPACK buffer, whose weights of some types
+// (Q4_0, Q4_K, IQ4_NL on AVX2 or NEON) are repacked as they are set, as
+// llama.cpp loads a model's (and then multiplied by other kernels). NULL
+// where the device has no such buffer or the type no repacked layout.
+// Its data is set whole, at once, as that buffer requires.
+static struct ggml_tensor *tb_probe_packed(tb_probe *p, enum ggml_type wtype, int64_t k, int64_t m) {
+    ggml_backend_dev_t d = ggml_backend_get_device(p->be);
+    if (ggml_backend_dev_type(d) != GGML_BACKEND_DEVICE_TYPE_CPU || !ggml_is_quantized(wtype)) return NULL;
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(d);
+    ggml_backend_dev_get_extra_bufts_t extra =
+        (ggml_backend_dev_get_extra_bufts_t)ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts");
+    ggml_backend_buffer_type_t buft = NULL;
+    for (ggml_backend_buffer_type_t *b = extra ? extra(d) : NULL; b && *b; b++) {
+        if (strcmp(ggml_backend_buft_name(*b), "CPU_REPACK") == 0) buft = *b;
+    }
+    if (!buft) return NULL;
+    struct ggml_init_params ip = {ggml_tensor_overhead() * 2, NULL, true};
+    p->packed = ggml_init(ip);
+    if (!p->packed) return NULL;
+    struct ggml_tensor *w = ggml_new_tensor_2d(p->packed, wtype, k, m);
+    p->packed_buf = ggml_backend_alloc_ctx_tensors_from_buft(p->packed, buft);
+    if (!p->packed_buf || !w->extra) return NULL; // no repacked layout for this type here
+    size_t row = ggml_row_size(wtype, k);
+    float *f = malloc(sizeof(float) * (size_t)k);
+    char *q = malloc(row * (size_t)m);
+    if (!f || !q) {
+        free(f);
+        free(q);
+        return NULL;
+    }
+    uint64_t s = 1;
+    for (int64_t r = 0; r < m; r++) {
+        for (int64_t i = 0; i < k; i++) {
+            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+            f[i] = (float)((double)(s >> 11) / 9007199254740992.0 - 0.5);
+        }
+        ggml_quantize_chunk(wtype, f, q + (size_t)r * row, 0, 1, k, NULL);
+    }
+    ggml_backend_tensor_set(w, q, 0, row * (size_t)m);
+    free(f);
+    free(q);
+    return w;
+}
+
 double tb_probe_matmul(int dev, int threads, enum ggml_type wtype, int64_t m, int64_t n, int64_t k, int iters, double budget) {
     tb_probe p;
     double secs = -1;
     if (tb_probe_open(&p, dev, threads) == 0) {
-        struct ggml_tensor *w = ggml_new_tensor_2d(p.data, wtype, k, m);
+        struct ggml_tensor *w = tb_probe_packed(&p, wtype, k, m);
         struct ggml_tensor *x = ggml_new_tensor_2d(p.data, GGML_TYPE_F32, k, n);
+        if (w) {
+            if (tb_probe_alloc(&p) == 0) {
+                tb_probe_fill(x, 2);
+                secs = tb_probe_graph(&p, ggml_mul_mat(p.ops, w, x), iters, budget);
+            }
+            tb_probe_close(&p);
+            return secs;
+        }
+        w = ggml_new_tensor_2d(p.data, wtype, k, m);
         if (tb_probe_alloc(&p) == 0) {
             // An F32 weight is what the bandwidth probes read: its
             // values change no timing, and a memset (every page touched,
