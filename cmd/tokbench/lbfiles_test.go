@@ -189,3 +189,20 @@ func jsonFields(t *testing.T, d *json.Decoder) []lbField {
 	d.Token() // }
 	return out
 }
+
+// The real llama-bench's files go into a database, every format alike,
+// SQL text included (its rows carry their ids, which are the table's,
+// never a column), and their rows read back.
+func TestLlamaBenchFilesIntoADatabase(t *testing.T) {
+	for _, format := range []string{"json", "jsonl", "csv", "sql"} {
+		db := filepath.Join(t.TempDir(), "new.db")
+		in := filepath.Join("testdata", "llama-bench-b7437", "smollm-q8_0."+format)
+		if r := tokbench(t, "report", in, "--sqlite", db); r.code != 0 || !strings.Contains(r.stderr, "2 tests appended") {
+			t.Errorf("%s into a new database: exit %d: %s", format, r.code, r.stderr)
+			continue
+		}
+		if r := tokbench(t, "report", db, "-o", "jsonl"); r.code != 0 || strings.Count(r.stdout, "\n") != 2 || strings.Contains(r.stdout, `"rowid"`) {
+			t.Errorf("%s read back: exit %d: %s%s", format, r.code, r.stdout, r.stderr)
+		}
+	}
+}
