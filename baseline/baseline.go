@@ -161,7 +161,7 @@ func (f *File) check() error {
 			vals = append(vals, r.MedianTs)
 		}
 		for _, v := range vals {
-			if !(v >= 0 && v <= 1e12) {
+			if !(v >= 0 && v <= record.MaxRate) {
 				return fmt.Errorf("point %.60q: a figure of %g t/s", id, v)
 			}
 		}

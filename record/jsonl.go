@@ -21,11 +21,17 @@ type Writer struct {
 	lock *os.File // held while writing (CreateLocked)
 }
 
-// Create opens path for appending, creating it if absent.
+// Create opens path for appending, creating it if absent: a regular
+// file only (safefile.CheckOut).
 func Create(path string) (*Writer, error) {
 	if err := safefile.CheckOut(path, false); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
+	return create(path)
+}
+
+// create is Create of a path checked already.
+func create(path string) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
@@ -77,7 +83,7 @@ func CreateLocked(path string, prepare func() error) (*Writer, error) {
 	}
 	var w *Writer
 	if err == nil {
-		w, err = Create(path)
+		w, err = create(path)
 	}
 	if err != nil {
 		f.Close()

@@ -282,11 +282,11 @@ func decodeLine(path string, n int, line []byte) (r Record, own bool, err error)
 	return r, own, nil
 }
 
-// maxRate bounds a believable rate, tokens per second; maxCV the spread
-// between processes (a fraction of the mean: beyond 1, a run was at no
-// speed at all).
+// MaxRate bounds a believable rate, tokens per second (a record's, a
+// baseline's); maxCV the spread between processes (a fraction of the
+// mean: beyond 1, a run was at no speed at all).
 const (
-	maxRate = 1e12
+	MaxRate = 1e12
 	maxCV   = 1
 )
 
@@ -296,7 +296,7 @@ const (
 // counts, depths, threads or batches.
 func (r *Record) checkRates() error {
 	for _, v := range append([]float64{r.AvgTs, r.StddevTs, r.MedianTs}, r.SamplesTs...) {
-		if !(v >= 0 && v <= maxRate) { // NaN fails both
+		if !(v >= 0 && v <= MaxRate) { // NaN fails both
 			return fmt.Errorf("%s: a rate of %g t/s: not a measurement (edited or corrupt?); remove the line", r.Test, v)
 		}
 	}
@@ -305,7 +305,7 @@ func (r *Record) checkRates() error {
 	for _, f := range []struct {
 		name   string
 		v, top float64
-	}{{"ci95_ts", r.CI95Ts, maxRate}, {"ci95_reps_ts", r.CI95RepsTs, maxRate},
+	}{{"ci95_ts", r.CI95Ts, MaxRate}, {"ci95_reps_ts", r.CI95RepsTs, MaxRate},
 		{"cv", r.CV, math.Sqrt(float64(max(len(r.SamplesTs), 1))) + 1e-9}, // the most n samples of t/s allow
 		{"process_cv", r.ProcessCV, maxCV}} {
 		if !(f.v >= 0 && f.v <= f.top) {

@@ -15,48 +15,17 @@ import (
 )
 
 // Write replaces path with data (perm for a new file) atomically; a
-// device or a pipe at path is written through.
+// device or a pipe at path is written through (Create, then Commit).
 func Write(path string, data []byte, perm os.FileMode) error {
-	if through, err := kindOf(path); err != nil || through {
-		if err != nil {
-			return err
-		}
-		f, err := openThrough(path)
-		if err == nil {
-			_, err = f.Write(data)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		return nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	f, err := Create(path)
 	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	name := tmp.Name()
-	defer halt.Temp(name)()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(perm)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return f.Commit(perm)
 }
 
 // file is an output being written under a temporary name beside its
